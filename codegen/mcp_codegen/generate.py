@@ -1,0 +1,60 @@
+"""The pipeline: load -> analyse -> emit models -> render stubs -> format.
+
+Returns an in-memory file map ``{relative path: text}``; writing it and ``--check`` are
+two thin consumers of that map (``output``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analyse import Protocol, analyse
+from .errors import CodegenError
+from .format import format_files
+from .load import LoadedSchema
+from .models import emit_models, index_models
+from .pins import Pin
+from .render import (
+    PackageHeader,
+    package_name,
+    render_models_module,
+    render_root_init,
+    render_stubs,
+)
+
+
+@dataclass(frozen=True)
+class GeneratedPackage:
+    """One revision's package: its name, protocol model and files."""
+
+    name: str
+    header: PackageHeader
+    protocol: Protocol
+    files: dict[str, str]
+
+
+def generate_package(schema: LoadedSchema, pin: Pin | None) -> GeneratedPackage:
+    """Generate the package of one loaded schema."""
+    protocol = analyse(schema.document, schema.revision, schema.sha256)
+    if pin is not None and pin.era != protocol.era.value:
+        raise CodegenError(
+            f"revision {schema.revision}: the schema is of the {protocol.era.value} era, "
+            f"the pin says {pin.era}",
+            "correct the era in schema/pins.json",
+        )
+    header = PackageHeader(schema.revision, protocol.era.value, schema.sha256, schema.pinned)
+    models_source = emit_models(schema.document)
+    index = index_models(models_source)
+    files = render_stubs(protocol, index, header)
+    files["models.py"] = render_models_module(header, models_source)
+    return GeneratedPackage(package_name(schema.revision), header, protocol, format_files(files))
+
+
+def generate_root(packages: list[GeneratedPackage]) -> dict[str, str]:
+    """The file map of a folder holding several packages plus its ``__init__.py``."""
+    files = format_files({"__init__.py": render_root_init([p.header for p in packages])})
+    files["py.typed"] = ""
+    for package in packages:
+        for path, text in package.files.items():
+            files[f"{package.name}/{path}"] = text
+    return dict(sorted(files.items()))

@@ -1,0 +1,69 @@
+"""The pinned schema revisions: upstream URL, sha256, dialect and era of each."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from .errors import CodegenError
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One pinned protocol revision of the official MCP schema."""
+
+    revision: str
+    released: bool
+    era: str
+    dialect: str
+    sha256: str
+    url: str
+
+
+@dataclass(frozen=True)
+class PinTable:
+    """Every pinned revision, in release order, and which one ``latest`` means."""
+
+    upstream_commit: str
+    latest: str
+    pins: tuple[Pin, ...]
+
+    def find(self, revision: str) -> Pin | None:
+        """The pin for ``revision`` (``latest`` resolves), or None when it is not pinned."""
+        wanted = self.latest if revision == "latest" else revision
+        return next((pin for pin in self.pins if pin.revision == wanted), None)
+
+    @property
+    def released(self) -> tuple[Pin, ...]:
+        """The released revisions (not ``draft``), oldest first."""
+        return tuple(pin for pin in self.pins if pin.released)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(pin.revision for pin in self.pins)
+
+
+def load_pins() -> PinTable:
+    """Read ``pins.json`` shipped with the package."""
+    text = resources.files("mcp_codegen.schema").joinpath("pins.json").read_text("utf-8")
+    return parse_pins(json.loads(text))
+
+
+def parse_pins(document: dict[str, Any]) -> PinTable:
+    """Build a :class:`PinTable` from the parsed ``pins.json`` document."""
+    try:
+        pins = tuple(Pin(**entry) for entry in document["revisions"])
+        table = PinTable(document["upstream_commit"], document["latest"], pins)
+    except (KeyError, TypeError) as exc:
+        raise CodegenError(
+            f"pins.json is malformed ({exc})",
+            "reinstall mcp-codegen; pins.json is package data, not a user file",
+        ) from exc
+    if table.find(table.latest) is None:
+        raise CodegenError(
+            f"pins.json names latest={table.latest!r}, which is not pinned",
+            "add the revision to pins.json or correct 'latest'",
+        )
+    return table

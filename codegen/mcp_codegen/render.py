@@ -1,0 +1,304 @@
+"""Stage 4: render the stub modules from jinja2 templates.
+
+This module turns the protocol model and the model index into plain view data
+(signatures, imports, docstrings); the templates only lay it out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+import jinja2
+
+from .analyse import Notification, Protocol, Request
+from .errors import CodegenError
+from .models import Field, ModelInfo
+from .runtime.spec import Direction
+
+TYPING_NAMES = frozenset({"Any", "Literal"})
+STUB_CLASS_NAMES = frozenset({"Client", "ClientHandlers", "ServerHandlers", "ClientPeer"})
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One keyword argument of a typed send method."""
+
+    name: str
+    wire_name: str
+    annotation: str
+    required: bool
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One method of a generated class, as the templates lay it out."""
+
+    name: str
+    method: str
+    spec_name: str
+    doc: str
+    params_annotation: str | None
+    arguments: tuple[Argument, ...] | None
+    returns: str
+
+
+@dataclass(frozen=True)
+class PackageHeader:
+    """What every generated file's header states."""
+
+    revision: str
+    era: str
+    sha256: str
+    pinned: bool
+
+
+def package_name(revision: str) -> str:
+    """The Python package name of a revision: ``2025-06-18`` -> ``v2025_06_18``."""
+    name = re.sub(r"\W", "_", revision)
+    return f"v{name}" if name[:1].isdigit() else name
+
+
+def render_stubs(
+    protocol: Protocol, index: dict[str, ModelInfo], header: PackageHeader
+) -> dict[str, str]:
+    """Render ``__init__.py``, ``dispatch.py``, ``client.py`` and ``server.py``."""
+    clash = STUB_CLASS_NAMES & set(index)
+    if clash:
+        raise CodegenError(
+            f"the schema defines {sorted(clash)}, which the stub classes are named",
+            "report this schema; the stub class names need an exception",
+        )
+    environment = _environment()
+    views: dict[str, list[Operation]] = {
+        "client_requests": _requests(protocol, index, Direction.CLIENT_TO_SERVER, outbound=True),
+        "client_notifications": _notifications(protocol, index, Direction.CLIENT_TO_SERVER, True),
+        "client_request_handlers": _requests(
+            protocol, index, Direction.SERVER_TO_CLIENT, outbound=False
+        ),
+        "client_notification_handlers": _notifications(
+            protocol, index, Direction.SERVER_TO_CLIENT, False
+        ),
+        "server_requests": _requests(protocol, index, Direction.SERVER_TO_CLIENT, outbound=True),
+        "server_notifications": _notifications(protocol, index, Direction.SERVER_TO_CLIENT, True),
+        "server_request_handlers": _requests(
+            protocol, index, Direction.CLIENT_TO_SERVER, outbound=False
+        ),
+        "server_notification_handlers": _notifications(
+            protocol, index, Direction.CLIENT_TO_SERVER, False
+        ),
+    }
+    common = {"header": header, "package": package_name(header.revision)}
+    client_ops = [*views["client_requests"], *views["client_notifications"]]
+    client_handlers = [*views["client_request_handlers"], *views["client_notification_handlers"]]
+    server_ops = [*views["server_requests"], *views["server_notifications"]]
+    server_handlers = [*views["server_request_handlers"], *views["server_notification_handlers"]]
+    return {
+        "__init__.py": environment.get_template("package_init.py.j2").render(**common),
+        "dispatch.py": environment.get_template("dispatch.py.j2").render(
+            requests=[_request_entry(r) for r in protocol.requests],
+            notifications=[_notification_entry(n) for n in protocol.notifications],
+            **common,
+        ),
+        "client.py": environment.get_template("client.py.j2").render(
+            model_imports=_model_imports([*client_ops, *client_handlers], index),
+            typing_imports=_typing_imports([*client_ops, *client_handlers]),
+            outbound=views["client_requests"],
+            outbound_notifications=views["client_notifications"],
+            request_handlers=views["client_request_handlers"],
+            notification_handlers=views["client_notification_handlers"],
+            spec_imports=_spec_imports(client_ops, client_handlers),
+            runtime_imports=_runtime_imports(client_ops, client_handlers),
+            **common,
+        ),
+        "server.py": environment.get_template("server.py.j2").render(
+            model_imports=_model_imports([*server_ops, *server_handlers], index),
+            typing_imports=_typing_imports([*server_ops, *server_handlers]),
+            outbound=views["server_requests"],
+            outbound_notifications=views["server_notifications"],
+            request_handlers=views["server_request_handlers"],
+            notification_handlers=views["server_notification_handlers"],
+            spec_imports=_spec_imports(server_ops, server_handlers),
+            runtime_imports=_runtime_imports(server_ops, server_handlers),
+            **common,
+        ),
+    }
+
+
+def render_models_module(header: PackageHeader, source: str) -> str:
+    """The models module: header, docstring and datamodel-code-generator's output."""
+    return _environment().get_template("models.py.j2").render(header=header, source=source)
+
+
+def render_root_init(revisions: list[PackageHeader]) -> str:
+    """The ``__init__.py`` of a folder holding several revision packages."""
+    packages = [(h, package_name(h.revision)) for h in revisions]
+    return _environment().get_template("root_init.py.j2").render(packages=packages)
+
+
+def _environment() -> jinja2.Environment:
+    loader = jinja2.FunctionLoader(
+        lambda name: resources.files("mcp_codegen.templates").joinpath(name).read_text("utf-8")
+    )
+    return jinja2.Environment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def _sent_by(direction: Direction, sender: Direction) -> bool:
+    return direction in (sender, Direction.BOTH)
+
+
+def spec_name(message: Request | Notification) -> str:
+    """The dispatch-table constant of a message: ``CALL_TOOL``, ``PROGRESS_NOTIFICATION``."""
+    suffix = "_NOTIFICATION" if isinstance(message, Notification) else ""
+    return message.handler_name.upper() + suffix
+
+
+def _requests(
+    protocol: Protocol, index: dict[str, ModelInfo], sender: Direction, outbound: bool
+) -> list[Operation]:
+    operations = []
+    for request in protocol.requests:
+        if not _sent_by(request.direction, sender):
+            continue
+        result = request.result_type
+        returns = result if outbound else " | ".join((result, *request.alternative_result_types))
+        operations.append(_operation(request, index, request.handler_name, returns, outbound))
+    return operations
+
+
+def _notifications(
+    protocol: Protocol, index: dict[str, ModelInfo], sender: Direction, outbound: bool
+) -> list[Operation]:
+    operations = []
+    for notification in protocol.notifications:
+        if not _sent_by(notification.direction, sender):
+            continue
+        prefix = "send_" if outbound else "on_"
+        name = prefix + notification.handler_name
+        operations.append(_operation(notification, index, name, "None", outbound))
+    return operations
+
+
+def _operation(
+    message: Request | Notification,
+    index: dict[str, ModelInfo],
+    name: str,
+    returns: str,
+    outbound: bool,
+) -> Operation:
+    params_type = message.params_type
+    annotation = None
+    arguments = None
+    if params_type is not None:
+        info = index.get(params_type)
+        if info is None:
+            raise CodegenError(
+                f"{message.method}: params type {params_type} is not among the generated models",
+                "report this schema; the analysis and the model names disagree",
+            )
+        annotation = params_type if message.params_required else f"{params_type} | None"
+        if outbound and not info.is_alias:
+            arguments = tuple(
+                Argument(
+                    name=f.name,
+                    wire_name=f.wire_name,
+                    annotation=f.annotation if _required(f) else _optional(f.annotation),
+                    required=_required(f),
+                )
+                for f in sorted(info.fields, key=lambda f: not _required(f))
+            )
+    return Operation(
+        name=name,
+        method=message.method,
+        spec_name=spec_name(message),
+        doc=docstring(message.description or f"``{message.method}``."),
+        params_annotation=annotation,
+        arguments=arguments,
+        returns=returns,
+    )
+
+
+def _required(field: Field) -> bool:
+    """Required in a send signature; ``_meta`` never is (the runtime fills its parts)."""
+    return field.required and field.wire_name != "_meta"
+
+
+def _optional(annotation: str) -> str:
+    return annotation if annotation.endswith("| None") else f"{annotation} | None"
+
+
+def _names_in(annotations: list[str]) -> set[str]:
+    names: set[str] = set()
+    for annotation in annotations:
+        for node in ast.walk(ast.parse(annotation, mode="eval")):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+    return names
+
+
+def _annotations(operations: list[Operation]) -> list[str]:
+    found = []
+    for operation in operations:
+        found.append(operation.returns)
+        if operation.arguments is not None:
+            found.extend(argument.annotation for argument in operation.arguments)
+        elif operation.params_annotation:
+            found.append(operation.params_annotation)
+    return found
+
+
+def _model_imports(operations: list[Operation], index: dict[str, ModelInfo]) -> list[str]:
+    return sorted(name for name in _names_in(_annotations(operations)) if name in index)
+
+
+def _typing_imports(operations: list[Operation]) -> list[str]:
+    return sorted(_names_in(_annotations(operations)) & TYPING_NAMES)
+
+
+def _spec_imports(outbound: list[Operation], handlers: list[Operation]) -> list[str]:
+    """Specs the module names: every send method, and request handlers (method not found)."""
+    used = [*outbound, *(op for op in handlers if op.returns != "None")]
+    return sorted({operation.spec_name for operation in used})
+
+
+def _runtime_imports(outbound: list[Operation], handlers: list[Operation]) -> list[str]:
+    names = {"Handlers", "Outbound", "RequestContext"}
+    if any(op.returns != "None" for op in handlers):
+        names.add("MethodNotFound")
+    if any(op.arguments is not None for op in outbound):
+        names.add("wire_params")
+    if any(op.arguments is None and op.params_annotation for op in outbound):
+        names.add("model_params")
+    return sorted(names)
+
+
+def _request_entry(request: Request) -> dict[str, object]:
+    return {
+        "name": spec_name(request),
+        "message": request,
+        "alternatives": request.alternative_result_types,
+        "doc": docstring(request.description or f"``{request.method}``."),
+    }
+
+
+def _notification_entry(notification: Notification) -> dict[str, object]:
+    return {
+        "name": spec_name(notification),
+        "message": notification,
+        "doc": docstring(notification.description or f"``{notification.method}``."),
+    }
+
+
+def docstring(text: str) -> str:
+    """Text made safe inside a triple-quoted docstring."""
+    safe = text.replace("\\", "\\\\").replace('"""', '\\"""')
+    return safe + " " if safe.endswith('"') else safe

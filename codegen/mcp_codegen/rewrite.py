@@ -1,0 +1,272 @@
+"""Stage 3a: structural rewrites of the schema so datamodel-code-generator emits clean models.
+
+Every step is a pure function over a deep copy of the schema document. None changes which
+instances the schema accepts (``discriminator`` is an annotation that JSON Schema validators
+ignore); a test checks that against the official examples. See docs in the README for why
+each step exists.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .errors import CodegenError
+
+JSONObject = dict[str, Any]
+
+# Definition names that play a union role (the sets of messages one side may send).
+UNION_ROLE_NAME = re.compile(r"^(Client|Server|Input)(Request|Notification|Result|Response)$")
+# Inline objects under these property names are shared by many types and get one class.
+SHARED_PROPERTY_NAMES = ("_meta", "annotations")
+DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
+CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
+
+
+def definitions_key(document: JSONObject) -> str:
+    """``$defs`` (2020-12) or ``definitions`` (draft-07)."""
+    return "$defs" if "$defs" in document else "definitions"
+
+
+def ref_name(node: Any) -> str | None:
+    """The definition name a ``{"$ref": "#/$defs/Name"}`` node points at, else None."""
+    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        return str(node["$ref"]).rsplit("/", 1)[-1]
+    return None
+
+
+def rewrite_for_models(document: JSONObject) -> JSONObject:
+    """Apply every rewrite, in order, to a deep copy of ``document``."""
+    rewritten = copy.deepcopy(document)
+    steps: list[Callable[[JSONObject], None]] = [
+        sort_defs,
+        clean_doc_links,
+        empty_objects_as_maps,
+        open_objects,
+        widen_number,
+        dedupe_defs,
+        hoist_allof_props,
+        share_inline_objects,
+        name_mixed_unions,
+        add_discriminators,
+        sort_defs,
+    ]
+    for step in steps:
+        step(rewritten)
+    return rewritten
+
+
+def sort_defs(document: JSONObject) -> None:
+    """Sort definitions by name, so output never depends on the input's key order."""
+    key = definitions_key(document)
+    document[key] = dict(sorted(document[key].items()))
+
+
+def clean_doc_links(document: JSONObject) -> None:
+    """Turn TypeScript ``{@link Name label}`` into readable text in every description."""
+    names = sorted(document[definitions_key(document)], key=len, reverse=True)
+
+    def replace(match: re.Match[str]) -> str:
+        body = match.group(1).strip()
+        target = next((n for n in names if body.startswith(n)), None)
+        if target is None:
+            return f"`{body}`"
+        label = body[len(target) :].strip()
+        if not label:
+            return f"`{target}`"
+        label = label if label.startswith("`") else f"`{label}`"
+        return f"{label} ({target})"
+
+    for node in _walk(document):
+        description = node.get("description")
+        if isinstance(description, str) and "{@link" in description:
+            node["description"] = DOC_LINK.sub(replace, description)
+
+
+def empty_objects_as_maps(document: JSONObject) -> None:
+    """A definition that is only ``{type: object}`` becomes an open map (``dict[str, Any]``)."""
+    for schema in document[definitions_key(document)].values():
+        keys = set(schema) - {"description", "title"}
+        if keys == {"type"} and schema["type"] == "object":
+            schema["additionalProperties"] = {}
+
+
+def open_objects(document: JSONObject) -> None:
+    """``additionalProperties: {}`` beside ``properties`` becomes ``true`` (same meaning)."""
+    for node in _walk(document):
+        if "properties" in node and node.get("additionalProperties") == {}:
+            node["additionalProperties"] = True
+
+
+def widen_number(document: JSONObject) -> None:
+    """``type: number`` becomes ``[integer, number]`` so ``50`` round-trips as ``50``."""
+    for node in _walk(document):
+        if node.get("type") == "number":
+            node["type"] = ["integer", "number"]
+
+
+def dedupe_defs(document: JSONObject) -> None:
+    """A union-role definition that copies one message verbatim becomes a ``$ref`` to it."""
+    key = definitions_key(document)
+    defs = document[key]
+    for name in list(defs):
+        schema = defs[name]
+        if not UNION_ROLE_NAME.match(name) or "anyOf" in schema:
+            continue
+        body = _canonical(schema, drop=("description",))
+        twins = [
+            other
+            for other, candidate in defs.items()
+            if other != name and _canonical(candidate, drop=("description",)) == body
+        ]
+        if len(twins) == 1:
+            defs[name] = {"$ref": f"#/{key}/{twins[0]}"}
+            if "description" in schema:
+                defs[name]["description"] = schema["description"]
+
+
+def hoist_allof_props(document: JSONObject) -> None:
+    """An inline ``allOf`` under a property becomes its own definition ``<Parent><Prop>``."""
+    key = definitions_key(document)
+    defs = document[key]
+    for parent in list(defs):
+        properties = defs[parent].get("properties", {})
+        for prop, schema in properties.items():
+            if isinstance(schema, dict) and "allOf" in schema:
+                new_name = parent + _pascal(prop)
+                _claim_name(defs, new_name, f"{parent}.{prop}")
+                defs[new_name] = schema
+                properties[prop] = {"$ref": f"#/{key}/{new_name}"}
+
+
+def share_inline_objects(document: JSONObject) -> None:
+    """Identical inline objects under ``_meta``/``annotations`` become one named definition.
+
+    The name is the CamelCase words all owners' names end with, plus the property name:
+    ``RequestParams._meta``, ``CallToolRequestParams._meta`` -> ``RequestParamsMeta``.
+    """
+    key = definitions_key(document)
+    defs = document[key]
+    for prop in SHARED_PROPERTY_NAMES:
+        groups: dict[str, list[str]] = {}
+        for owner, schema in defs.items():
+            inline = schema.get("properties", {}).get(prop)
+            if isinstance(inline, dict) and "properties" in inline:
+                groups.setdefault(_canonical(inline), []).append(owner)
+        for owners in groups.values():
+            if len(owners) < 2:
+                continue
+            new_name = _common_suffix_words(owners) + _pascal(prop)
+            _claim_name(defs, new_name, f"the shared '{prop}' of {', '.join(owners)}")
+            shared = copy.deepcopy(defs[owners[0]]["properties"][prop])
+            defs[new_name] = shared
+            for owner in owners:
+                description = defs[owner]["properties"][prop].get("description")
+                reference: JSONObject = {"$ref": f"#/{key}/{new_name}"}
+                if description:
+                    reference["description"] = description
+                defs[owner]["properties"][prop] = reference
+
+
+def name_mixed_unions(document: JSONObject) -> None:
+    """``anyOf [A, B, {array of X}]`` where ``A|B`` is the named union X -> ``X | list[X]``."""
+    key = definitions_key(document)
+    defs = document[key]
+    named_unions = {
+        frozenset(ref_name(branch) for branch in schema["anyOf"]): name
+        for name, schema in defs.items()
+        if isinstance(schema.get("anyOf"), list)
+        and all(ref_name(branch) for branch in schema["anyOf"])
+    }
+    for node in _walk(document):
+        branches = node.get("anyOf")
+        if not isinstance(branches, list):
+            continue
+        refs = frozenset(n for n in (ref_name(b) for b in branches) if n)
+        arrays = [b for b in branches if isinstance(b, dict) and b.get("type") == "array"]
+        union = named_unions.get(refs)
+        if (
+            union
+            and len(arrays) == 1
+            and ref_name(arrays[0].get("items")) == union
+            and len(refs) + 1 == len(branches)
+        ):
+            node["anyOf"] = [{"$ref": f"#/{key}/{union}"}, arrays[0]]
+
+
+def add_discriminators(document: JSONObject) -> None:
+    """Mark every ``anyOf`` whose branches all require a property with distinct consts."""
+    defs = document[definitions_key(document)]
+    for node in _walk(document):
+        branches = node.get("anyOf")
+        if not isinstance(branches, list) or len(branches) < 2:
+            continue
+        resolved = [_resolve(defs, branch) for branch in branches]
+        tag = _common_tag(resolved)
+        if tag is not None:
+            node["discriminator"] = {"propertyName": tag}
+
+
+def _common_tag(branches: list[JSONObject | None]) -> str | None:
+    if any(branch is None for branch in branches):
+        return None
+    objects = [b for b in branches if b is not None]
+    candidates: set[str] = set(objects[0].get("properties", {}))
+    for branch in objects:
+        candidates &= set(branch.get("required", ())) & set(branch.get("properties", {}))
+    for prop in sorted(candidates):
+        consts = [branch["properties"][prop].get("const") for branch in objects]
+        if all(isinstance(c, str) for c in consts) and len(set(consts)) == len(consts):
+            return prop
+    return None
+
+
+def _resolve(defs: JSONObject, node: Any) -> JSONObject | None:
+    seen = 0
+    while (name := ref_name(node)) is not None and seen < 20:
+        node = defs.get(name)
+        seen += 1
+    if isinstance(node, dict) and "properties" in node:
+        return dict(node)
+    return None
+
+
+def _walk(node: Any) -> Iterator[JSONObject]:
+    """Every schema-like dict in the document (property maps included), depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk(item)
+
+
+def _canonical(schema: JSONObject, drop: tuple[str, ...] = ()) -> str:
+    return json.dumps({k: v for k, v in schema.items() if k not in drop}, sort_keys=True)
+
+
+def _pascal(prop: str) -> str:
+    stripped = prop.lstrip("_")
+    return stripped[:1].upper() + stripped[1:]
+
+
+def _common_suffix_words(names: list[str]) -> str:
+    split = [CAMEL_WORD.findall(name) for name in names]
+    suffix: list[str] = []
+    for words in zip(*(reversed(w) for w in split), strict=False):
+        if len(set(words)) != 1:
+            break
+        suffix.insert(0, words[0])
+    return "".join(suffix)
+
+
+def _claim_name(defs: JSONObject, name: str, what: str) -> None:
+    if name in defs:
+        raise CodegenError(
+            f"cannot name {what} {name!r}: the schema already defines {name!r}",
+            "this schema needs a naming exception in mcp_codegen.rewrite; please report it",
+        )

@@ -1,0 +1,1 @@
+"""The small runtime that generated packages import: pydantic only, no generator code."""

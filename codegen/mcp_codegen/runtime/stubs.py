@@ -1,0 +1,96 @@
+"""Base classes of the generated stubs: typed outbound proxies and handler bases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from .spec import NotificationSpec, RequestSpec
+
+ResultT = TypeVar("ResultT")
+PeerT = TypeVar("PeerT")
+
+
+class MethodNotFound(Exception):
+    """Raised by a handler the user did not implement; the runtime answers -32601."""
+
+    code = -32601
+
+    def __init__(self, method: str) -> None:
+        super().__init__(f"Method not found: {method}")
+        self.method = method
+
+
+class Sender(Protocol):
+    """What a connection offers the generated proxies: send a request or a notification."""
+
+    async def send_request(
+        self, spec: RequestSpec[ResultT], params: Mapping[str, Any] | None
+    ) -> ResultT: ...
+
+    async def send_notification(
+        self, spec: NotificationSpec, params: Mapping[str, Any] | None
+    ) -> None: ...
+
+
+def wire_params(
+    required: Mapping[str, Any], optional: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Wire-named params from keyword arguments: optional ones left as None are omitted."""
+    params = dict(required)
+    params.update((key, value) for key, value in optional.items() if value is not None)
+    return params or None
+
+
+def model_params(params: BaseModel | None) -> dict[str, Any] | None:
+    """Wire params from a params model (used where params are a union of models)."""
+    if params is None:
+        return None
+    return params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+class Outbound:
+    """Base of the generated typed proxies (``Client``, ``ClientPeer``)."""
+
+    __slots__ = ("_sender",)
+
+    def __init__(self, sender: Sender) -> None:
+        self._sender = sender
+
+    async def send_request(
+        self, spec: RequestSpec[ResultT], params: Mapping[str, Any] | None
+    ) -> ResultT:
+        """Send any request by its spec; the typed methods all end here."""
+        return await self._sender.send_request(spec, params)
+
+    async def send_notification(
+        self, spec: NotificationSpec, params: Mapping[str, Any] | None
+    ) -> None:
+        """Send any notification by its spec."""
+        await self._sender.send_notification(spec, params)
+
+
+@dataclass
+class RequestContext(Generic[PeerT]):
+    """What a handler gets besides its params: the peer to call back, the request id and meta.
+
+    ``request_id`` is None for notifications.
+    """
+
+    peer: PeerT
+    request_id: str | int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Handlers:
+    """Base of the generated handler classes: knows which handlers a subclass implements."""
+
+    @classmethod
+    def implemented(cls, base: type[Handlers], names: tuple[str, ...]) -> frozenset[str]:
+        """The names among ``names`` whose method ``cls`` overrides relative to ``base``."""
+        return frozenset(
+            name for name in names if getattr(cls, name, None) is not getattr(base, name, None)
+        )
