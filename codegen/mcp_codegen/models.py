@@ -47,7 +47,12 @@ class ModelInfo:
 def emit_models(document: dict[str, Any]) -> str:
     """Generate the models module source (unformatted by black) for one schema."""
     from datamodel_code_generator import generate
-    from datamodel_code_generator.enums import DataModelType, InputFileType, NamingStrategy
+    from datamodel_code_generator.enums import (
+        DataModelType,
+        InputFileType,
+        NamingStrategy,
+        StrictTypes,
+    )
     from datamodel_code_generator.format import PythonVersion
     from datamodel_code_generator.parser import LiteralType
 
@@ -80,6 +85,7 @@ def emit_models(document: dict[str, Any]) -> str:
                 disable_timestamp=True,
                 formatters=[],
                 type_mappings=["string+byte=string", "string+uri=string"],
+                strict_types=[StrictTypes.int, StrictTypes.float, StrictTypes.bool],
             )
     except CodegenError:
         raise

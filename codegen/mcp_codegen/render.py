@@ -19,6 +19,9 @@ from .models import Field, ModelInfo
 from .runtime.spec import Direction
 
 TYPING_NAMES = frozenset({"Any", "Literal"})
+# The models use pydantic's strict scalars; signatures show the plain types they accept.
+PLAIN_SCALARS = {"StrictInt": "int", "StrictFloat": "float", "StrictBool": "bool", "StrictStr": "str"}
+SCALAR_NAME = re.compile(r"\b(" + "|".join(PLAIN_SCALARS) + r")\b")
 STUB_CLASS_NAMES = frozenset({"Client", "ClientHandlers", "ServerHandlers", "ClientPeer"})
 
 
@@ -211,7 +214,7 @@ def _operation(
                 Argument(
                     name=f.name,
                     wire_name=f.wire_name,
-                    annotation=f.annotation if _required(f) else _optional(f.annotation),
+                    annotation=_plain(f.annotation if _required(f) else _optional(f.annotation)),
                     required=_required(f),
                 )
                 for f in sorted(info.fields, key=lambda f: not _required(f))
@@ -230,6 +233,11 @@ def _operation(
 def _required(field: Field) -> bool:
     """Required in a send signature; ``_meta`` never is (the runtime fills its parts)."""
     return field.required and field.wire_name != "_meta"
+
+
+def _plain(annotation: str) -> str:
+    """``StrictInt | None`` -> ``int | None``."""
+    return SCALAR_NAME.sub(lambda match: PLAIN_SCALARS[match.group(1)], annotation)
 
 
 def _optional(annotation: str) -> str:

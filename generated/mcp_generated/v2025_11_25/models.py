@@ -7,7 +7,7 @@
 from __future__ import annotations
 from mcp_codegen.runtime.model import MCPModel
 from typing import Annotated, Any, Literal
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
 
 
@@ -31,7 +31,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -105,7 +105,7 @@ class BlobResourceContents(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
+    default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
     type: Literal["boolean"]
@@ -163,7 +163,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool call ended in an error.
 
@@ -286,7 +286,7 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -438,11 +438,11 @@ class CompleteResult(MCPModel):
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[bool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -483,7 +483,7 @@ class CreateMessageRequestParams(MCPModel):
     Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
     declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
     """
-    max_tokens: Annotated[int, Field(alias="maxTokens")]
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -514,7 +514,7 @@ class CreateMessageRequestParams(MCPModel):
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
     tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
     """
     Controls how the model uses tools.
@@ -696,7 +696,7 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | bool] | None = None
+    content: dict[str, list[str] | str | StrictInt | StrictBool] | None = None
     """
     The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.
@@ -742,7 +742,7 @@ class EmbeddedResource(MCPModel):
 
 
 class Error(MCPModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -1375,7 +1375,7 @@ class ModelPreferences(MCPModel):
     """
 
     cost_priority: Annotated[
-        int | float | None, Field(alias="costPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
@@ -1393,7 +1393,8 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        int | float | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="intelligencePriority", ge=0.0, le=1.0),
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
@@ -1401,7 +1402,7 @@ class ModelPreferences(MCPModel):
     means intelligence is the most important factor.
     """
     speed_priority: Annotated[
-        int | float | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
@@ -1423,10 +1424,10 @@ class NotificationParams(MCPModel):
 
 
 class NumberSchema(MCPModel):
-    default: int | float | None = None
+    default: StrictInt | StrictFloat | None = None
     description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
 
@@ -1514,7 +1515,7 @@ class ProgressNotificationParams(MCPModel):
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1522,13 +1523,13 @@ class ProgressNotificationParams(MCPModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -1591,7 +1592,7 @@ class PromptArgument(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -1704,7 +1705,7 @@ class Request(MCPModel):
     params: dict[str, Any] | None = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -1760,7 +1761,7 @@ class Resource(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -1841,7 +1842,7 @@ class ResourceLink(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -2086,7 +2087,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -2097,11 +2098,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -2153,7 +2154,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -2205,8 +2206,8 @@ class StringSchema(MCPModel):
     default: str | None = None
     description: str | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[int | None, Field(alias="maxLength")] = None
-    min_length: Annotated[int | None, Field(alias="minLength")] = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
+    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: str | None = None
     type: Literal["string"]
 
@@ -2250,7 +2251,7 @@ class Task(MCPModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[int | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
     """
     Suggested polling interval in milliseconds.
     """
@@ -2270,7 +2271,7 @@ class Task(MCPModel):
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -2346,7 +2347,7 @@ class TaskMetadata(MCPModel):
     Include this in the `task` field of the request parameters.
     """
 
-    ttl: int | None = None
+    ttl: StrictInt | None = None
     """
     Requested duration in milliseconds to retain task from creation.
     """
@@ -2455,11 +2456,11 @@ class TitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for array items with enum options and display labels.
     """
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """
@@ -2607,7 +2608,9 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[bool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = (
+        None
+    )
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -2616,7 +2619,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[bool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -2625,7 +2628,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[bool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -2634,7 +2637,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[bool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
     """
     If true, the tool does not modify its environment.
 
@@ -2753,7 +2756,7 @@ class ToolResultContent(MCPModel):
     This has the same format as CallToolResult.content and can include text, images,
     audio, resource links, and embedded resources.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool use resulted in an error.
 
@@ -2915,11 +2918,11 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for the array items.
     """
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """

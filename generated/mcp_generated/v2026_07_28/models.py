@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 from mcp_codegen.runtime.model import MCPModel
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing import Annotated, Any, Literal, Union
-from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 
@@ -31,7 +31,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -99,7 +99,7 @@ class BlobResourceContents(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
+    default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
     type: Literal["boolean"]
@@ -134,7 +134,7 @@ class CacheableResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -188,7 +188,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool call ended in an error.
 
@@ -411,11 +411,11 @@ class CompleteResult(MCPModel):
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[bool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -461,7 +461,7 @@ class CreateMessageRequestParams(MCPModel):
     omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
     `.sampling.context` (ClientCapabilities).
     """
-    max_tokens: Annotated[int, Field(alias="maxTokens")]
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -483,7 +483,7 @@ class CreateMessageRequestParams(MCPModel):
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
     tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
     """
     Controls how the model uses tools.
@@ -592,7 +592,7 @@ class DiscoverResult(MCPModel):
     MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -697,7 +697,7 @@ class ElicitResult(MCPModel):
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | bool] | None = None
+    content: dict[str, list[str] | str | StrictInt | StrictBool] | None = None
     """
     The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
@@ -723,7 +723,7 @@ class EmbeddedResource(MCPModel):
 
 
 class Error(MCPModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -1048,7 +1048,7 @@ JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
 
 
 JSONValue = TypeAliasType(
-    "JSONValue", Union[JSONObject, "list[JSONValue]", str, int, bool]
+    "JSONValue", Union[JSONObject, "list[JSONValue]", str, StrictInt, StrictBool]
 )
 
 
@@ -1177,7 +1177,7 @@ class ListPromptsResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1248,7 +1248,7 @@ class ListResourceTemplatesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1317,7 +1317,7 @@ class ListResourcesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1444,7 +1444,7 @@ class ListToolsResult(MCPModel):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
     tools: list[Tool]
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1628,7 +1628,7 @@ class ModelPreferences(MCPModel):
     """
 
     cost_priority: Annotated[
-        int | float | None, Field(alias="costPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
@@ -1646,7 +1646,8 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        int | float | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="intelligencePriority", ge=0.0, le=1.0),
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
@@ -1654,7 +1655,7 @@ class ModelPreferences(MCPModel):
     means intelligence is the most important factor.
     """
     speed_priority: Annotated[
-        int | float | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
@@ -1699,10 +1700,10 @@ class NotificationParams(MCPModel):
 
 
 class NumberSchema(MCPModel):
-    default: int | float | None = None
+    default: StrictInt | StrictFloat | None = None
     description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
 
@@ -1785,7 +1786,7 @@ class ProgressNotificationParams(MCPModel):
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
@@ -1793,13 +1794,13 @@ class ProgressNotificationParams(MCPModel):
     """
     The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
     """
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -1859,7 +1860,7 @@ class PromptArgument(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -1974,7 +1975,7 @@ class ReadResourceResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2002,7 +2003,7 @@ class Request(MCPModel):
     params: dict[str, Any] | None = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -2110,7 +2111,7 @@ class Resource(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -2185,7 +2186,7 @@ class ResourceLink(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -2461,7 +2462,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -2472,11 +2473,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -2487,7 +2488,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -2497,8 +2498,8 @@ class StringSchema(MCPModel):
     default: str | None = None
     description: str | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[int | None, Field(alias="maxLength")] = None
-    min_length: Annotated[int | None, Field(alias="minLength")] = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
+    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: str | None = None
     type: Literal["string"]
 
@@ -2512,9 +2513,9 @@ class SubscriptionFilter(MCPModel):
     notification types the client has not explicitly requested here.
     """
 
-    prompts_list_changed: Annotated[bool | None, Field(alias="promptsListChanged")] = (
-        None
-    )
+    prompts_list_changed: Annotated[
+        StrictBool | None, Field(alias="promptsListChanged")
+    ] = None
     """
     If true, receive `notifications/prompts/list_changed` (PromptListChangedNotification).
     """
@@ -2526,12 +2527,14 @@ class SubscriptionFilter(MCPModel):
     Replaces the former `resources/subscribe` RPC.
     """
     resources_list_changed: Annotated[
-        bool | None, Field(alias="resourcesListChanged")
+        StrictBool | None, Field(alias="resourcesListChanged")
     ] = None
     """
     If true, receive `notifications/resources/list_changed` (ResourceListChangedNotification).
     """
-    tools_list_changed: Annotated[bool | None, Field(alias="toolsListChanged")] = None
+    tools_list_changed: Annotated[
+        StrictBool | None, Field(alias="toolsListChanged")
+    ] = None
     """
     If true, receive `notifications/tools/list_changed` (ToolListChangedNotification).
     """
@@ -2759,11 +2762,11 @@ class TitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for array items with enum options and display labels.
     """
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """
@@ -2916,7 +2919,9 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[bool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = (
+        None
+    )
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -2925,7 +2930,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[bool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -2934,7 +2939,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[bool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -2943,7 +2948,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[bool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
     """
     If true, the tool does not modify its environment.
 
@@ -3051,7 +3056,7 @@ class ToolResultContent(MCPModel):
     This has the same format as `.content` (CallToolResult) and can include text, images,
     audio, resource links, and embedded resources.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool use resulted in an error.
 
@@ -3167,11 +3172,11 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Schema for the array items.
     """
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """

@@ -1,0 +1,80 @@
+"""Shared fixtures: where the official schemas are, and packages generated on demand."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from mcp_codegen.generate import GeneratedPackage, generate_package
+from mcp_codegen.load import SchemaSource, load_schema
+from mcp_codegen.output import write_tree
+from mcp_codegen.pins import load_pins
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RELEASED = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+_counter = itertools.count()
+
+
+def official_spec_dir() -> Path:
+    """``$MCP_CODEGEN_SCHEMA_DIR``, else ``../shared/mcp-spec`` beside the repository."""
+    configured = os.environ.get("MCP_CODEGEN_SCHEMA_DIR")
+    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "mcp-spec"
+
+
+@pytest.fixture(scope="session")
+def spec_dir() -> Path:
+    path = official_spec_dir()
+    if not (path / "2025-06-18" / "schema.json").is_file():
+        pytest.fail(f"official schemas not found at {path}; set MCP_CODEGEN_SCHEMA_DIR")
+    return path
+
+
+@pytest.fixture(scope="session")
+def offline_source(spec_dir: Path) -> SchemaSource:
+    """Schemas from the shared folder only: no cache, no download."""
+    return SchemaSource(schema_dir=spec_dir, cache_dir=None, allow_download=False)
+
+
+@pytest.fixture(scope="session")
+def generate_revision(
+    offline_source: SchemaSource,
+) -> Callable[[str], GeneratedPackage]:
+    """Generate (once per session) the package of a pinned revision, in memory."""
+    pins = load_pins()
+    cache: dict[str, GeneratedPackage] = {}
+
+    def generate(revision: str) -> GeneratedPackage:
+        if revision not in cache:
+            schema = load_schema(revision, pins, offline_source)
+            cache[revision] = generate_package(schema, pins.find(revision))
+        return cache[revision]
+
+    return generate
+
+
+@pytest.fixture(scope="session")
+def import_files(tmp_path_factory: pytest.TempPathFactory) -> Callable[[dict[str, str]], ModuleType]:
+    """Write a generated file map under a fresh package name and import it."""
+    root = tmp_path_factory.mktemp("imported")
+    sys.path.insert(0, str(root))
+
+    def import_(files: dict[str, str]) -> ModuleType:
+        name = f"mcp_test_pkg_{next(_counter)}"
+        write_tree(files, root / name)
+        importlib.invalidate_caches()
+        return importlib.import_module(name)
+
+    return import_
+
+
+def models_module(revision: str) -> ModuleType:
+    """The committed generated models of a released revision."""
+    return importlib.import_module(f"mcp_generated.v{revision.replace('-', '_')}.models")
