@@ -11,7 +11,7 @@ import click
 
 from . import __version__
 from .errors import CodegenError
-from .generate import generate_package, generate_root
+from .generate import generate_package, generate_revisions, generate_root
 from .load import SchemaSource, load_schema
 from .output import check_tree, write_tree
 from .pins import PinTable, load_pins
@@ -123,10 +123,7 @@ def run(
         )
     source = SchemaSource.from_environment(schema_file, schema_dir, offline)
     if all_revisions:
-        packages = []
-        for pin in pins.released:
-            schema = load_schema(pin.revision, pins, source)
-            packages.append(generate_package(schema, pin))
+        packages = generate_revisions([pin.revision for pin in pins.released], pins, source)
         files = generate_root(packages)
         target = out or DEFAULT_ROOT
     else:

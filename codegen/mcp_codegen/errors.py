@@ -15,5 +15,9 @@ class CodegenError(Exception):
         self.problem = problem
         self.fix = fix
 
+    def __reduce__(self) -> tuple[type[CodegenError], tuple[str, str]]:
+        """Keep both parts when the error crosses a process boundary (``--all`` workers)."""
+        return (type(self), (self.problem, self.fix))
+
     def __str__(self) -> str:
         return f"{self.problem}\n  fix: {self.fix}"

@@ -6,14 +6,16 @@ two thin consumers of that map (``output``).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from .analyse import Protocol, analyse
 from .errors import CodegenError
 from .format import format_files
-from .load import LoadedSchema
+from .load import LoadedSchema, SchemaSource, load_schema
 from .models import emit_models, index_models
-from .pins import Pin
+from .pins import Pin, PinTable
 from .render import (
     PackageHeader,
     package_name,
@@ -48,6 +50,22 @@ def generate_package(schema: LoadedSchema, pin: Pin | None) -> GeneratedPackage:
     files = render_stubs(protocol, index, header)
     files["models.py"] = render_models_module(header, models_source)
     return GeneratedPackage(package_name(schema.revision), header, protocol, format_files(files))
+
+
+def generate_revisions(
+    revisions: list[str], pins: PinTable, source: SchemaSource, workers: int | None = None
+) -> list[GeneratedPackage]:
+    """Load and generate several revisions, in parallel processes when there are cores."""
+    workers = workers or min(len(revisions), os.cpu_count() or 1)
+    if workers <= 1 or len(revisions) <= 1:
+        return [_load_and_generate(revision, pins, source) for revision in revisions]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_load_and_generate, r, pins, source) for r in revisions]
+        return [future.result() for future in futures]
+
+
+def _load_and_generate(revision: str, pins: PinTable, source: SchemaSource) -> GeneratedPackage:
+    return generate_package(load_schema(revision, pins, source), pins.find(revision))
 
 
 def generate_root(packages: list[GeneratedPackage]) -> dict[str, str]:

@@ -217,7 +217,7 @@ def _operation(
                     annotation=_plain(f.annotation if _required(f) else _optional(f.annotation)),
                     required=_required(f),
                 )
-                for f in sorted(info.fields, key=lambda f: not _required(f))
+                for f in sorted(info.fields, key=_argument_order)
             )
     return Operation(
         name=name,
@@ -228,6 +228,11 @@ def _operation(
         arguments=arguments,
         returns=returns,
     )
+
+
+def _argument_order(field: Field) -> tuple[bool, bool]:
+    """Required arguments first, ``meta`` last, otherwise the models' order."""
+    return (not _required(field), field.wire_name == "_meta")
 
 
 def _required(field: Field) -> bool:

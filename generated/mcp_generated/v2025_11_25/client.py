@@ -106,8 +106,8 @@ class Client(Outbound):
         *,
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceTemplateReference,
-        meta: ParamsMeta | None = None,
         context: CompleteRequestParamsContext | None = None,
+        meta: ParamsMeta | None = None,
     ) -> CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -116,8 +116,8 @@ class Client(Outbound):
                 "ref": ref,
             },
             {
-                "_meta": meta,
                 "context": context,
+                "_meta": meta,
             },
         )
         return await self.send_request(COMPLETE, params)
@@ -178,8 +178,8 @@ class Client(Outbound):
         self,
         *,
         name: str,
-        meta: ParamsMeta | None = None,
         arguments: dict[str, str] | None = None,
+        meta: ParamsMeta | None = None,
     ) -> GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -187,8 +187,8 @@ class Client(Outbound):
                 "name": name,
             },
             {
-                "_meta": meta,
                 "arguments": arguments,
+                "_meta": meta,
             },
         )
         return await self.send_request(GET_PROMPT, params)
@@ -196,15 +196,15 @@ class Client(Outbound):
     async def list_prompts(
         self,
         *,
-        meta: ParamsMeta | None = None,
         cursor: str | None = None,
+        meta: ParamsMeta | None = None,
     ) -> ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_PROMPTS, params)
@@ -212,15 +212,15 @@ class Client(Outbound):
     async def list_resources(
         self,
         *,
-        meta: ParamsMeta | None = None,
         cursor: str | None = None,
+        meta: ParamsMeta | None = None,
     ) -> ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCES, params)
@@ -262,15 +262,15 @@ class Client(Outbound):
     async def list_resource_templates(
         self,
         *,
-        meta: ParamsMeta | None = None,
         cursor: str | None = None,
+        meta: ParamsMeta | None = None,
     ) -> ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
@@ -323,15 +323,15 @@ class Client(Outbound):
     async def list_tasks(
         self,
         *,
-        meta: ParamsMeta | None = None,
         cursor: str | None = None,
+        meta: ParamsMeta | None = None,
     ) -> ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_TASKS, params)
@@ -354,9 +354,9 @@ class Client(Outbound):
         self,
         *,
         name: str,
-        meta: ParamsMeta | None = None,
         arguments: dict[str, Any] | None = None,
         task: TaskMetadata | None = None,
+        meta: ParamsMeta | None = None,
     ) -> CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -364,9 +364,9 @@ class Client(Outbound):
                 "name": name,
             },
             {
-                "_meta": meta,
                 "arguments": arguments,
                 "task": task,
+                "_meta": meta,
             },
         )
         return await self.send_request(CALL_TOOL, params)
@@ -374,15 +374,15 @@ class Client(Outbound):
     async def list_tools(
         self,
         *,
-        meta: ParamsMeta | None = None,
         cursor: str | None = None,
+        meta: ParamsMeta | None = None,
     ) -> ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_TOOLS, params)
@@ -390,17 +390,17 @@ class Client(Outbound):
     async def send_cancelled(
         self,
         *,
-        meta: dict[str, Any] | None = None,
         reason: str | None = None,
         request_id: RequestId | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "reason": reason,
                 "requestId": request_id,
+                "_meta": meta,
             },
         )
         await self.send_notification(CANCELLED_NOTIFICATION, params)
@@ -424,9 +424,9 @@ class Client(Outbound):
         *,
         progress: int | float,
         progress_token: ProgressToken,
-        meta: dict[str, Any] | None = None,
         message: str | None = None,
         total: int | float | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -435,9 +435,9 @@ class Client(Outbound):
                 "progressToken": progress_token,
             },
             {
-                "_meta": meta,
                 "message": message,
                 "total": total,
+                "_meta": meta,
             },
         )
         await self.send_notification(PROGRESS_NOTIFICATION, params)
@@ -464,9 +464,9 @@ class Client(Outbound):
         status: TaskStatus,
         task_id: str,
         ttl: int | None,
-        meta: dict[str, Any] | None = None,
         poll_interval: int | None = None,
         status_message: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
         params = wire_params(
@@ -478,9 +478,9 @@ class Client(Outbound):
                 "ttl": ttl,
             },
             {
-                "_meta": meta,
                 "pollInterval": poll_interval,
                 "statusMessage": status_message,
+                "_meta": meta,
             },
         )
         await self.send_notification(TASK_STATUS_NOTIFICATION, params)

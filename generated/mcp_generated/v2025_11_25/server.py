@@ -148,7 +148,6 @@ class ClientPeer(Outbound):
         *,
         max_tokens: int,
         messages: list[SamplingMessage],
-        meta: ParamsMeta | None = None,
         include_context: Literal["allServers", "none", "thisServer"] | None = None,
         metadata: dict[str, Any] | None = None,
         model_preferences: ModelPreferences | None = None,
@@ -158,6 +157,7 @@ class ClientPeer(Outbound):
         temperature: int | float | None = None,
         tool_choice: ToolChoice | None = None,
         tools: list[Tool] | None = None,
+        meta: ParamsMeta | None = None,
     ) -> CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
@@ -166,7 +166,6 @@ class ClientPeer(Outbound):
                 "messages": messages,
             },
             {
-                "_meta": meta,
                 "includeContext": include_context,
                 "metadata": metadata,
                 "modelPreferences": model_preferences,
@@ -176,6 +175,7 @@ class ClientPeer(Outbound):
                 "temperature": temperature,
                 "toolChoice": tool_choice,
                 "tools": tools,
+                "_meta": meta,
             },
         )
         return await self.send_request(CREATE_MESSAGE, params)
@@ -211,15 +211,15 @@ class ClientPeer(Outbound):
     async def list_tasks(
         self,
         *,
-        meta: ParamsMeta | None = None,
         cursor: str | None = None,
+        meta: ParamsMeta | None = None,
     ) -> ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_TASKS, params)
@@ -241,17 +241,17 @@ class ClientPeer(Outbound):
     async def send_cancelled(
         self,
         *,
-        meta: dict[str, Any] | None = None,
         reason: str | None = None,
         request_id: RequestId | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "reason": reason,
                 "requestId": request_id,
+                "_meta": meta,
             },
         )
         await self.send_notification(CANCELLED_NOTIFICATION, params)
@@ -275,8 +275,8 @@ class ClientPeer(Outbound):
         *,
         data: Any,
         level: LoggingLevel,
-        meta: dict[str, Any] | None = None,
         logger: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
         params = wire_params(
@@ -285,8 +285,8 @@ class ClientPeer(Outbound):
                 "level": level,
             },
             {
-                "_meta": meta,
                 "logger": logger,
+                "_meta": meta,
             },
         )
         await self.send_notification(LOGGING_MESSAGE_NOTIFICATION, params)
@@ -296,9 +296,9 @@ class ClientPeer(Outbound):
         *,
         progress: int | float,
         progress_token: ProgressToken,
-        meta: dict[str, Any] | None = None,
         message: str | None = None,
         total: int | float | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -307,9 +307,9 @@ class ClientPeer(Outbound):
                 "progressToken": progress_token,
             },
             {
-                "_meta": meta,
                 "message": message,
                 "total": total,
+                "_meta": meta,
             },
         )
         await self.send_notification(PROGRESS_NOTIFICATION, params)
@@ -367,9 +367,9 @@ class ClientPeer(Outbound):
         status: TaskStatus,
         task_id: str,
         ttl: int | None,
-        meta: dict[str, Any] | None = None,
         poll_interval: int | None = None,
         status_message: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
         params = wire_params(
@@ -381,9 +381,9 @@ class ClientPeer(Outbound):
                 "ttl": ttl,
             },
             {
-                "_meta": meta,
                 "pollInterval": poll_interval,
                 "statusMessage": status_message,
+                "_meta": meta,
             },
         )
         await self.send_notification(TASK_STATUS_NOTIFICATION, params)

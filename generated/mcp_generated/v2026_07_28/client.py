@@ -82,8 +82,8 @@ class Client(Outbound):
         *,
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceTemplateReference,
-        meta: RequestMetaObject | None = None,
         context: CompleteRequestParamsContext | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -92,8 +92,8 @@ class Client(Outbound):
                 "ref": ref,
             },
             {
-                "_meta": meta,
                 "context": context,
+                "_meta": meta,
             },
         )
         return await self.send_request(COMPLETE, params)
@@ -102,10 +102,10 @@ class Client(Outbound):
         self,
         *,
         name: str,
-        meta: RequestMetaObject | None = None,
         arguments: dict[str, str] | None = None,
         input_responses: InputResponses | None = None,
         request_state: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -113,10 +113,10 @@ class Client(Outbound):
                 "name": name,
             },
             {
-                "_meta": meta,
                 "arguments": arguments,
                 "inputResponses": input_responses,
                 "requestState": request_state,
+                "_meta": meta,
             },
         )
         return await self.send_request(GET_PROMPT, params)
@@ -124,15 +124,15 @@ class Client(Outbound):
     async def list_prompts(
         self,
         *,
-        meta: RequestMetaObject | None = None,
         cursor: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_PROMPTS, params)
@@ -140,15 +140,15 @@ class Client(Outbound):
     async def list_resources(
         self,
         *,
-        meta: RequestMetaObject | None = None,
         cursor: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCES, params)
@@ -157,9 +157,9 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: RequestMetaObject | None = None,
         input_responses: InputResponses | None = None,
         request_state: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -167,9 +167,9 @@ class Client(Outbound):
                 "uri": uri,
             },
             {
-                "_meta": meta,
                 "inputResponses": input_responses,
                 "requestState": request_state,
+                "_meta": meta,
             },
         )
         return await self.send_request(READ_RESOURCE, params)
@@ -177,15 +177,15 @@ class Client(Outbound):
     async def list_resource_templates(
         self,
         *,
-        meta: RequestMetaObject | None = None,
         cursor: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
@@ -225,10 +225,10 @@ class Client(Outbound):
         self,
         *,
         name: str,
-        meta: RequestMetaObject | None = None,
         arguments: dict[str, Any] | None = None,
         input_responses: InputResponses | None = None,
         request_state: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -236,10 +236,10 @@ class Client(Outbound):
                 "name": name,
             },
             {
-                "_meta": meta,
                 "arguments": arguments,
                 "inputResponses": input_responses,
                 "requestState": request_state,
+                "_meta": meta,
             },
         )
         return await self.send_request(CALL_TOOL, params)
@@ -247,15 +247,15 @@ class Client(Outbound):
     async def list_tools(
         self,
         *,
-        meta: RequestMetaObject | None = None,
         cursor: str | None = None,
+        meta: RequestMetaObject | None = None,
     ) -> ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
             {
-                "_meta": meta,
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_TOOLS, params)
@@ -264,8 +264,8 @@ class Client(Outbound):
         self,
         *,
         request_id: RequestId,
-        meta: NotificationMetaObject | None = None,
         reason: str | None = None,
+        meta: NotificationMetaObject | None = None,
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         params = wire_params(
@@ -273,8 +273,8 @@ class Client(Outbound):
                 "requestId": request_id,
             },
             {
-                "_meta": meta,
                 "reason": reason,
+                "_meta": meta,
             },
         )
         await self.send_notification(CANCELLED_NOTIFICATION, params)

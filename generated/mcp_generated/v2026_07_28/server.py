@@ -146,8 +146,8 @@ class ClientPeer(Outbound):
         self,
         *,
         request_id: RequestId,
-        meta: NotificationMetaObject | None = None,
         reason: str | None = None,
+        meta: NotificationMetaObject | None = None,
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         params = wire_params(
@@ -155,8 +155,8 @@ class ClientPeer(Outbound):
                 "requestId": request_id,
             },
             {
-                "_meta": meta,
                 "reason": reason,
+                "_meta": meta,
             },
         )
         await self.send_notification(CANCELLED_NOTIFICATION, params)
@@ -166,8 +166,8 @@ class ClientPeer(Outbound):
         *,
         data: Any,
         level: LoggingLevel,
-        meta: NotificationMetaObject | None = None,
         logger: str | None = None,
+        meta: NotificationMetaObject | None = None,
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`."""
         params = wire_params(
@@ -176,8 +176,8 @@ class ClientPeer(Outbound):
                 "level": level,
             },
             {
-                "_meta": meta,
                 "logger": logger,
+                "_meta": meta,
             },
         )
         await self.send_notification(LOGGING_MESSAGE_NOTIFICATION, params)
@@ -187,9 +187,9 @@ class ClientPeer(Outbound):
         *,
         progress: int | float,
         progress_token: ProgressToken,
-        meta: NotificationMetaObject | None = None,
         message: str | None = None,
         total: int | float | None = None,
+        meta: NotificationMetaObject | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -198,9 +198,9 @@ class ClientPeer(Outbound):
                 "progressToken": progress_token,
             },
             {
-                "_meta": meta,
                 "message": message,
                 "total": total,
+                "_meta": meta,
             },
         )
         await self.send_notification(PROGRESS_NOTIFICATION, params)
