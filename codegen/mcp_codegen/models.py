@@ -79,6 +79,7 @@ def emit_models(document: dict[str, Any]) -> str:
                 naming_strategy=NamingStrategy.FullPath,
                 skip_root_model=True,
                 keep_model_order=True,
+                disable_future_imports=True,
                 use_schema_description=True,
                 use_field_description=True,
                 use_double_quotes=True,

@@ -4,36 +4,10 @@
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
 """Pydantic v2 models of every definition in the MCP schema, revision 2024-11-05."""
 
-from __future__ import annotations
 from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from mcp_codegen.runtime.model import MCPModel
 from typing_extensions import TypeAliasType
-
-
-class AnnotatedModel(MCPModel):
-    """
-    Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
-
-    annotations: Annotations | None = None
-
-
-class Annotations(MCPModel):
-    audience: list[Role] | None = None
-    """
-    Describes who the intended customer of this object or data is.
-
-    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-    """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-    """
-    Describes how important this data is for operating the server.
-
-    A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
-    """
 
 
 class BlobResourceContents(MCPModel):
@@ -51,6 +25,11 @@ class BlobResourceContents(MCPModel):
     """
 
 
+class CallToolRequestParams(MCPModel):
+    arguments: dict[str, Any] | None = None
+    name: str
+
+
 class CallToolRequest(MCPModel):
     """
     Used by the client to invoke a tool provided by the server.
@@ -60,63 +39,14 @@ class CallToolRequest(MCPModel):
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(MCPModel):
-    arguments: dict[str, Any] | None = None
-    name: str
-
-
-class CallToolResult(MCPModel):
+class ClientCapabilitiesRoots(MCPModel):
     """
-    The server's response to a tool call.
-
-    Any errors that originate from the tool SHOULD be reported inside the result
-    object, with `isError` set to true, _not_ as an MCP protocol-level error
-    response. Otherwise, the LLM would not be able to see that an error occurred
-    and self-correct.
-
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
+    Present if the client supports listing roots.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    content: list[CallToolResultContent]
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
-    """
-    Whether the tool call ended in an error.
-
-    If not set, this is assumed to be false (the call was successful).
-    """
-
-
-class CancelledNotification(MCPModel):
-    """
-    This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
-
-    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-
-    A client MUST NOT attempt to cancel its `initialize` request.
-    """
-
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CancelledNotificationParams(MCPModel):
-    reason: str | None = None
-    """
-    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-    """
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """
-    The ID of the request to cancel.
-
-    This MUST correspond to the ID of a request previously issued in the same direction.
+    Whether the client supports notifications for changes to the roots list.
     """
 
 
@@ -139,34 +69,6 @@ class ClientCapabilities(MCPModel):
     """
 
 
-class ClientCapabilitiesRoots(MCPModel):
-    """
-    Present if the client supports listing roots.
-    """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
-    """
-    Whether the client supports notifications for changes to the roots list.
-    """
-
-
-class CompleteRequest(MCPModel):
-    """
-    A request from the client to the server, to ask for completion options.
-    """
-
-    method: Literal["completion/complete"]
-    params: CompleteRequestParams
-
-
-class CompleteRequestParams(MCPModel):
-    argument: CompleteRequestParamsArgument
-    """
-    The argument's information
-    """
-    ref: Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
-
-
 class CompleteRequestParamsArgument(MCPModel):
     """
     The argument's information
@@ -180,18 +82,6 @@ class CompleteRequestParamsArgument(MCPModel):
     """
     The value of the argument to use for completion matching.
     """
-
-
-class CompleteResult(MCPModel):
-    """
-    The server's response to a completion/complete request
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    completion: CompleteResultCompletion
 
 
 class CompleteResultCompletion(MCPModel):
@@ -209,93 +99,22 @@ class CompleteResultCompletion(MCPModel):
     """
 
 
-class CreateMessageRequest(MCPModel):
+class CompleteResult(MCPModel):
     """
-    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-    """
-
-    method: Literal["sampling/createMessage"]
-    params: CreateMessageRequestParams
-
-
-class CreateMessageRequestParams(MCPModel):
-    include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None,
-        Field(alias="includeContext"),
-    ] = None
-    """
-    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
-    """
-    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
-    """
-    The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
-    """
-    messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
-    """
-    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    """
-    model_preferences: Annotated[
-        ModelPreferences | None, Field(alias="modelPreferences")
-    ] = None
-    """
-    The server's preferences for which model to select. The client MAY ignore these preferences.
-    """
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
-    """
-    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    """
-    temperature: StrictInt | StrictFloat | None = None
-
-
-class CreateMessageResult(MCPModel):
-    """
-    The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    The server's response to a completion/complete request
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
-    model: str
-    """
-    The name of the model that generated the message.
-    """
-    role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
-    """
-    The reason why sampling stopped, if known.
-    """
+    completion: CompleteResultCompletion
 
 
 Cursor = TypeAliasType("Cursor", str)
 """
 An opaque token used to represent a cursor for pagination.
 """
-
-
-class EmbeddedResource(MCPModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-
-    It is up to the client how best to render embedded resources for the benefit
-    of the LLM and/or the user.
-    """
-
-    annotations: Annotations | None = None
-    resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
-
-
-class GetPromptRequest(MCPModel):
-    """
-    Used by the client to get a prompt provided by the server.
-    """
-
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
 
 
 class GetPromptRequestParams(MCPModel):
@@ -309,37 +128,13 @@ class GetPromptRequestParams(MCPModel):
     """
 
 
-class GetPromptResult(MCPModel):
+class GetPromptRequest(MCPModel):
     """
-    The server's response to a prompts/get request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    description: str | None = None
-    """
-    An optional description for the prompt.
-    """
-    messages: list[PromptMessage]
-
-
-class ImageContent(MCPModel):
-    """
-    An image provided to or from an LLM.
+    Used by the client to get a prompt provided by the server.
     """
 
-    annotations: Annotations | None = None
-    data: str
-    """
-    The base64-encoded image data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the image. Different providers may support different image types.
-    """
-    type: Literal["image"]
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
 
 
 class Implementation(MCPModel):
@@ -351,15 +146,6 @@ class Implementation(MCPModel):
     version: str
 
 
-class InitializeRequest(MCPModel):
-    """
-    This request is sent from the client to the server when it first connects, asking it to begin initialization.
-    """
-
-    method: Literal["initialize"]
-    params: InitializeRequestParams
-
-
 class InitializeRequestParams(MCPModel):
     capabilities: ClientCapabilities
     client_info: Annotated[Implementation, Field(alias="clientInfo")]
@@ -369,36 +155,13 @@ class InitializeRequestParams(MCPModel):
     """
 
 
-class InitializeResult(MCPModel):
+class InitializeRequest(MCPModel):
     """
-    After receiving an initialize request from the client, the server sends this response.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    capabilities: ServerCapabilities
-    instructions: str | None = None
-    """
-    Instructions describing how to use the server and its features.
-
-    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-    """
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
-    """
-    The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-    """
-    server_info: Annotated[Implementation, Field(alias="serverInfo")]
-
-
-class InitializedNotification(MCPModel):
-    """
-    This notification is sent from the client to the server after initialization has finished.
+    This request is sent from the client to the server when it first connects, asking it to begin initialization.
     """
 
-    method: Literal["notifications/initialized"]
-    params: InitializedNotificationParams | None = None
+    method: Literal["initialize"]
+    params: InitializeRequestParams
 
 
 class InitializedNotificationParams(MCPModel):
@@ -411,14 +174,13 @@ class InitializedNotificationParams(MCPModel):
     """
 
 
-class JSONRPCError(MCPModel):
+class InitializedNotification(MCPModel):
     """
-    A response to a request that indicates an error occurred.
+    This notification is sent from the client to the server after initialization has finished.
     """
 
-    error: JSONRPCErrorError
-    id: RequestId
-    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/initialized"]
+    params: InitializedNotificationParams | None = None
 
 
 class JSONRPCErrorError(MCPModel):
@@ -436,16 +198,6 @@ class JSONRPCErrorError(MCPModel):
     """
 
 
-class JSONRPCNotification(MCPModel):
-    """
-    A notification which does not expect a response.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: str
-    params: JSONRPCNotificationParams | None = None
-
-
 class JSONRPCNotificationParams(MCPModel):
     model_config = ConfigDict(
         extra="allow",
@@ -456,45 +208,22 @@ class JSONRPCNotificationParams(MCPModel):
     """
 
 
-class JSONRPCRequest(MCPModel):
+class JSONRPCNotification(MCPModel):
     """
-    A request that expects a response.
+    A notification which does not expect a response.
     """
 
-    id: RequestId
     jsonrpc: Literal["2.0"]
     method: str
-    params: JSONRPCRequestParams | None = None
+    params: JSONRPCNotificationParams | None = None
 
 
-class JSONRPCRequestParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
-
-
-class JSONRPCRequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+class ListPromptsRequestParams(MCPModel):
+    cursor: str | None = None
     """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
-
-
-class JSONRPCResponse(MCPModel):
-    """
-    A successful (non-error) response to a request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Result
-
-
-JSONRPCMessage = TypeAliasType(
-    "JSONRPCMessage",
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError,
-)
 
 
 class ListPromptsRequest(MCPModel):
@@ -506,29 +235,12 @@ class ListPromptsRequest(MCPModel):
     params: ListPromptsRequestParams | None = None
 
 
-class ListPromptsRequestParams(MCPModel):
+class ListResourceTemplatesRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
-
-
-class ListPromptsResult(MCPModel):
-    """
-    The server's response to a prompts/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    prompts: list[Prompt]
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -540,31 +252,12 @@ class ListResourceTemplatesRequest(MCPModel):
     params: ListResourceTemplatesRequestParams | None = None
 
 
-class ListResourceTemplatesRequestParams(MCPModel):
+class ListResourcesRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
-
-
-class ListResourceTemplatesResult(MCPModel):
-    """
-    The server's response to a resources/templates/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resource_templates: Annotated[
-        list[ResourceTemplate], Field(alias="resourceTemplates")
-    ]
 
 
 class ListResourcesRequest(MCPModel):
@@ -576,72 +269,12 @@ class ListResourcesRequest(MCPModel):
     params: ListResourcesRequestParams | None = None
 
 
-class ListResourcesRequestParams(MCPModel):
+class ListToolsRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
-
-
-class ListResourcesResult(MCPModel):
-    """
-    The server's response to a resources/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resources: list[Resource]
-
-
-class ListRootsRequest(MCPModel):
-    """
-    Sent from the server to request a list of root URIs from the client. Roots allow
-    servers to ask for specific directories or files to operate on. A common example
-    for roots is providing a set of repositories or directories a server should operate
-    on.
-
-    This request is typically used when the server needs to understand the file system
-    structure or access specific locations that the client has permission to read from.
-    """
-
-    method: Literal["roots/list"]
-    params: ListRootsRequestParams | None = None
-
-
-class ListRootsRequestParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
-
-
-class ListRootsRequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
-    """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    """
-
-
-class ListRootsResult(MCPModel):
-    """
-    The client's response to a roots/list request from the server.
-    This result contains an array of Root objects, each representing a root directory
-    or file that the server can operate on.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    roots: list[Root]
 
 
 class ListToolsRequest(MCPModel):
@@ -651,31 +284,6 @@ class ListToolsRequest(MCPModel):
 
     method: Literal["tools/list"]
     params: ListToolsRequestParams | None = None
-
-
-class ListToolsRequestParams(MCPModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListToolsResult(MCPModel):
-    """
-    The server's response to a tools/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    tools: list[Tool]
 
 
 LoggingLevel = TypeAliasType(
@@ -692,15 +300,6 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 """
 
 
-class LoggingMessageNotification(MCPModel):
-    """
-    Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-    """
-
-    method: Literal["notifications/message"]
-    params: LoggingMessageNotificationParams
-
-
 class LoggingMessageNotificationParams(MCPModel):
     data: Any
     """
@@ -714,6 +313,15 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     An optional name of the logger issuing this message.
     """
+
+
+class LoggingMessageNotification(MCPModel):
+    """
+    Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
+    """
+
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
 
 
 class ModelHint(MCPModel):
@@ -790,11 +398,6 @@ class ModelPreferences(MCPModel):
     """
 
 
-class Notification(MCPModel):
-    method: str
-    params: NotificationParams | None = None
-
-
 class NotificationParams(MCPModel):
     model_config = ConfigDict(
         extra="allow",
@@ -805,9 +408,9 @@ class NotificationParams(MCPModel):
     """
 
 
-class PaginatedRequest(MCPModel):
+class Notification(MCPModel):
     method: str
-    params: PaginatedRequestParams | None = None
+    params: NotificationParams | None = None
 
 
 class PaginatedRequestParams(MCPModel):
@@ -816,6 +419,11 @@ class PaginatedRequestParams(MCPModel):
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
+
+
+class PaginatedRequest(MCPModel):
+    method: str
+    params: PaginatedRequestParams | None = None
 
 
 class PaginatedResult(MCPModel):
@@ -830,20 +438,53 @@ class PaginatedResult(MCPModel):
     """
 
 
-class PingRequest(MCPModel):
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
+"""
+A progress token, used to associate progress notifications with the original request.
+"""
+
+
+class JSONRPCRequestParamsMeta(MCPModel):
+    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
     """
-    A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
 
-    method: Literal["ping"]
-    params: PingRequestParams | None = None
 
-
-class PingRequestParams(MCPModel):
+class JSONRPCRequestParams(MCPModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+
+
+class ListRootsRequestParamsMeta(MCPModel):
+    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    """
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    """
+
+
+class ListRootsRequestParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+
+
+class ListRootsRequest(MCPModel):
+    """
+    Sent from the server to request a list of root URIs from the client. Roots allow
+    servers to ask for specific directories or files to operate on. A common example
+    for roots is providing a set of repositories or directories a server should operate
+    on.
+
+    This request is typically used when the server needs to understand the file system
+    structure or access specific locations that the client has permission to read from.
+    """
+
+    method: Literal["roots/list"]
+    params: ListRootsRequestParams | None = None
 
 
 class PingRequestParamsMeta(MCPModel):
@@ -853,13 +494,20 @@ class PingRequestParamsMeta(MCPModel):
     """
 
 
-class ProgressNotification(MCPModel):
+class PingRequestParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+
+
+class PingRequest(MCPModel):
     """
-    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
+    A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
     """
 
-    method: Literal["notifications/progress"]
-    params: ProgressNotificationParams
+    method: Literal["ping"]
+    params: PingRequestParams | None = None
 
 
 class ProgressNotificationParams(MCPModel):
@@ -877,29 +525,13 @@ class ProgressNotificationParams(MCPModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
-"""
-A progress token, used to associate progress notifications with the original request.
-"""
-
-
-class Prompt(MCPModel):
+class ProgressNotification(MCPModel):
     """
-    A prompt or prompt template that the server offers.
+    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    arguments: list[PromptArgument] | None = None
-    """
-    A list of arguments to use for templating the prompt.
-    """
-    description: str | None = None
-    """
-    An optional description of what this prompt provides
-    """
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParams
 
 
 class PromptArgument(MCPModel):
@@ -921,13 +553,40 @@ class PromptArgument(MCPModel):
     """
 
 
-class PromptListChangedNotification(MCPModel):
+class Prompt(MCPModel):
     """
-    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
+    A prompt or prompt template that the server offers.
     """
 
-    method: Literal["notifications/prompts/list_changed"]
-    params: PromptListChangedNotificationParams | None = None
+    arguments: list[PromptArgument] | None = None
+    """
+    A list of arguments to use for templating the prompt.
+    """
+    description: str | None = None
+    """
+    An optional description of what this prompt provides
+    """
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
+
+
+class ListPromptsResult(MCPModel):
+    """
+    The server's response to a prompts/list request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    prompts: list[Prompt]
 
 
 class PromptListChangedNotificationParams(MCPModel):
@@ -940,18 +599,13 @@ class PromptListChangedNotificationParams(MCPModel):
     """
 
 
-class PromptMessage(MCPModel):
+class PromptListChangedNotification(MCPModel):
     """
-    Describes a message returned as part of a prompt.
-
-    This is similar to `SamplingMessage`, but also supports the embedding of
-    resources from the MCP server.
+    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    content: Annotated[
-        TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")
-    ]
-    role: Role
+    method: Literal["notifications/prompts/list_changed"]
+    params: PromptListChangedNotificationParams | None = None
 
 
 class PromptReference(MCPModel):
@@ -966,6 +620,13 @@ class PromptReference(MCPModel):
     type: Literal["ref/prompt"]
 
 
+class ReadResourceRequestParams(MCPModel):
+    uri: str
+    """
+    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
 class ReadResourceRequest(MCPModel):
     """
     Sent from the client to the server, to read a specific resource URI.
@@ -975,34 +636,66 @@ class ReadResourceRequest(MCPModel):
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
-class ReadResourceResult(MCPModel):
-    """
-    The server's response to a resources/read request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    """
-    contents: list[TextResourceContents | BlobResourceContents]
-
-
-class Request(MCPModel):
-    method: str
-    params: RequestParams | None = None
-
-
 RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
+
+
+class CancelledNotificationParams(MCPModel):
+    reason: str | None = None
+    """
+    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    """
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The ID of the request to cancel.
+
+    This MUST correspond to the ID of a request previously issued in the same direction.
+    """
+
+
+class CancelledNotification(MCPModel):
+    """
+    This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
+
+    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
+
+    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
+
+    A client MUST NOT attempt to cancel its `initialize` request.
+    """
+
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+class JSONRPCError(MCPModel):
+    """
+    A response to a request that indicates an error occurred.
+    """
+
+    error: JSONRPCErrorError
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCRequest(MCPModel):
+    """
+    A request that expects a response.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: str
+    params: JSONRPCRequestParams | None = None
+
+
+class RequestParamsMeta(MCPModel):
+    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    """
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    """
 
 
 class RequestParams(MCPModel):
@@ -1012,11 +705,165 @@ class RequestParams(MCPModel):
     meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
 
 
-class RequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+class Request(MCPModel):
+    method: str
+    params: RequestParams | None = None
+
+
+class ResourceContents(MCPModel):
     """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    The contents of a specific resource or sub-resource.
     """
+
+    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    """
+    The MIME type of this resource, if known.
+    """
+    uri: str
+    """
+    The URI of this resource.
+    """
+
+
+class ResourceListChangedNotificationParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    """
+
+
+class ResourceListChangedNotification(MCPModel):
+    """
+    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
+    """
+
+    method: Literal["notifications/resources/list_changed"]
+    params: ResourceListChangedNotificationParams | None = None
+
+
+class ResourceReference(MCPModel):
+    """
+    A reference to a resource or resource template definition.
+    """
+
+    type: Literal["ref/resource"]
+    uri: str
+    """
+    The URI or URI template of the resource.
+    """
+
+
+class CompleteRequestParams(MCPModel):
+    argument: CompleteRequestParamsArgument
+    """
+    The argument's information
+    """
+    ref: Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
+
+
+class CompleteRequest(MCPModel):
+    """
+    A request from the client to the server, to ask for completion options.
+    """
+
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class ResourceUpdatedNotificationParams(MCPModel):
+    uri: str
+    """
+    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    """
+
+
+class ResourceUpdatedNotification(MCPModel):
+    """
+    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
+    """
+
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParams
+
+
+class Result(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+
+
+EmptyResult = TypeAliasType("EmptyResult", Result)
+
+
+class JSONRPCResponse(MCPModel):
+    """
+    A successful (non-error) response to a request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Result
+
+
+JSONRPCMessage = TypeAliasType(
+    "JSONRPCMessage",
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError,
+)
+
+
+Role = TypeAliasType("Role", Literal["assistant", "user"])
+"""
+The sender or recipient of messages and data in a conversation.
+"""
+
+
+class Annotations(MCPModel):
+    audience: list[Role] | None = None
+    """
+    Describes who the intended customer of this object or data is.
+
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
+    """
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    """
+    Describes how important this data is for operating the server.
+
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional.
+    """
+
+
+class AnnotatedModel(MCPModel):
+    """
+    Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+    """
+
+    annotations: Annotations | None = None
+
+
+class ImageContent(MCPModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    annotations: Annotations | None = None
+    data: str
+    """
+    The base64-encoded image data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the image. Different providers may support different image types.
+    """
+    type: Literal["image"]
 
 
 class Resource(MCPModel):
@@ -1053,50 +900,21 @@ class Resource(MCPModel):
     """
 
 
-class ResourceContents(MCPModel):
+class ListResourcesResult(MCPModel):
     """
-    The contents of a specific resource or sub-resource.
-    """
-
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
-    """
-    The MIME type of this resource, if known.
-    """
-    uri: str
-    """
-    The URI of this resource.
+    The server's response to a resources/list request from the client.
     """
 
-
-class ResourceListChangedNotification(MCPModel):
-    """
-    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-    """
-
-    method: Literal["notifications/resources/list_changed"]
-    params: ResourceListChangedNotificationParams | None = None
-
-
-class ResourceListChangedNotificationParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-
-
-class ResourceReference(MCPModel):
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    A reference to a resource or resource template definition.
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
-
-    type: Literal["ref/resource"]
-    uri: str
-    """
-    The URI or URI template of the resource.
-    """
+    resources: list[Resource]
 
 
 class ResourceTemplate(MCPModel):
@@ -1127,44 +945,23 @@ class ResourceTemplate(MCPModel):
     """
 
 
-class ResourceUpdatedNotification(MCPModel):
+class ListResourceTemplatesResult(MCPModel):
     """
-    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-    """
-
-    method: Literal["notifications/resources/updated"]
-    params: ResourceUpdatedNotificationParams
-
-
-class ResourceUpdatedNotificationParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    The server's response to a resources/templates/list request from the client.
     """
 
-
-class Result(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-
-
-ClientResult = TypeAliasType(
-    "ClientResult", Result | CreateMessageResult | ListRootsResult
-)
-
-
-EmptyResult = TypeAliasType("EmptyResult", Result)
-
-
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    resource_templates: Annotated[
+        list[ResourceTemplate], Field(alias="resourceTemplates")
+    ]
 
 
 class Root(MCPModel):
@@ -1183,6 +980,30 @@ class Root(MCPModel):
     The URI identifying the root. This *must* start with file:// for now.
     This restriction may be relaxed in future versions of the protocol to allow
     other URI schemes.
+    """
+
+
+class ListRootsResult(MCPModel):
+    """
+    The client's response to a roots/list request from the server.
+    This result contains an array of Root objects, each representing a root directory
+    or file that the server can operate on.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    roots: list[Root]
+
+
+class RootsListChangedNotificationParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
@@ -1207,52 +1028,6 @@ ClientNotification = TypeAliasType(
         Field(discriminator="method"),
     ],
 )
-
-
-class RootsListChangedNotificationParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
-    """
-
-
-class SamplingMessage(MCPModel):
-    """
-    Describes a message issued to or received from an LLM API.
-    """
-
-    content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
-    role: Role
-
-
-class ServerCapabilities(MCPModel):
-    """
-    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-    """
-
-    experimental: dict[str, dict[str, Any]] | None = None
-    """
-    Experimental, non-standard capabilities that the server supports.
-    """
-    logging: dict[str, Any] | None = None
-    """
-    Present if the server supports sending log messages to the client.
-    """
-    prompts: ServerCapabilitiesPrompts | None = None
-    """
-    Present if the server offers any prompt templates.
-    """
-    resources: ServerCapabilitiesResources | None = None
-    """
-    Present if the server offers any resources to read.
-    """
-    tools: ServerCapabilitiesTools | None = None
-    """
-    Present if the server offers any tools to call.
-    """
 
 
 class ServerCapabilitiesPrompts(MCPModel):
@@ -1292,28 +1067,61 @@ class ServerCapabilitiesTools(MCPModel):
     """
 
 
-ServerRequest = TypeAliasType(
-    "ServerRequest",
-    Annotated[
-        PingRequest | CreateMessageRequest | ListRootsRequest,
-        Field(discriminator="method"),
-    ],
-)
+class ServerCapabilities(MCPModel):
+    """
+    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
+    """
+
+    experimental: dict[str, dict[str, Any]] | None = None
+    """
+    Experimental, non-standard capabilities that the server supports.
+    """
+    logging: dict[str, Any] | None = None
+    """
+    Present if the server supports sending log messages to the client.
+    """
+    prompts: ServerCapabilitiesPrompts | None = None
+    """
+    Present if the server offers any prompt templates.
+    """
+    resources: ServerCapabilitiesResources | None = None
+    """
+    Present if the server offers any resources to read.
+    """
+    tools: ServerCapabilitiesTools | None = None
+    """
+    Present if the server offers any tools to call.
+    """
 
 
-ServerResult = TypeAliasType(
-    "ServerResult",
-    Result
-    | InitializeResult
-    | ListResourcesResult
-    | ListResourceTemplatesResult
-    | ReadResourceResult
-    | ListPromptsResult
-    | GetPromptResult
-    | ListToolsResult
-    | CallToolResult
-    | CompleteResult,
-)
+class InitializeResult(MCPModel):
+    """
+    After receiving an initialize request from the client, the server sends this response.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+    """
+    Instructions describing how to use the server and its features.
+
+    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
+    """
+    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    """
+    The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
+    """
+    server_info: Annotated[Implementation, Field(alias="serverInfo")]
+
+
+class SetLevelRequestParams(MCPModel):
+    level: LoggingLevel
+    """
+    The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
+    """
 
 
 class SetLevelRequest(MCPModel):
@@ -1325,10 +1133,10 @@ class SetLevelRequest(MCPModel):
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(MCPModel):
-    level: LoggingLevel
+class SubscribeRequestParams(MCPModel):
+    uri: str
     """
-    The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
+    The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     """
 
 
@@ -1339,13 +1147,6 @@ class SubscribeRequest(MCPModel):
 
     method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
-
-
-class SubscribeRequestParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
-    """
 
 
 class TextContent(MCPModel):
@@ -1361,10 +1162,86 @@ class TextContent(MCPModel):
     type: Literal["text"]
 
 
-CallToolResultContent = TypeAliasType(
-    "CallToolResultContent",
+class CreateMessageResult(MCPModel):
+    """
+    The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
+    model: str
+    """
+    The name of the model that generated the message.
+    """
+    role: Role
+    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    """
+    The reason why sampling stopped, if known.
+    """
+
+
+ClientResult = TypeAliasType(
+    "ClientResult", Result | CreateMessageResult | ListRootsResult
+)
+
+
+class SamplingMessage(MCPModel):
+    """
+    Describes a message issued to or received from an LLM API.
+    """
+
+    content: Annotated[TextContent | ImageContent, Field(discriminator="type")]
+    role: Role
+
+
+class CreateMessageRequestParams(MCPModel):
+    include_context: Annotated[
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+    ] = None
+    """
+    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
+    """
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
+    """
+    The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
+    """
+    messages: list[SamplingMessage]
+    metadata: dict[str, Any] | None = None
+    """
+    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    """
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences")
+    ] = None
+    """
+    The server's preferences for which model to select. The client MAY ignore these preferences.
+    """
+    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    """
+    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    """
+    temperature: StrictInt | StrictFloat | None = None
+
+
+class CreateMessageRequest(MCPModel):
+    """
+    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
+    """
+
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
+
+
+ServerRequest = TypeAliasType(
+    "ServerRequest",
     Annotated[
-        TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")
+        PingRequest | CreateMessageRequest | ListRootsRequest,
+        Field(discriminator="method"),
     ],
 )
 
@@ -1382,6 +1259,106 @@ class TextResourceContents(MCPModel):
     """
     The URI of this resource.
     """
+
+
+class EmbeddedResource(MCPModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+
+    It is up to the client how best to render embedded resources for the benefit
+    of the LLM and/or the user.
+    """
+
+    annotations: Annotations | None = None
+    resource: TextResourceContents | BlobResourceContents
+    type: Literal["resource"]
+
+
+CallToolResultContent = TypeAliasType(
+    "CallToolResultContent",
+    Annotated[
+        TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")
+    ],
+)
+
+
+class CallToolResult(MCPModel):
+    """
+    The server's response to a tool call.
+
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
+
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    content: list[CallToolResultContent]
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    """
+    Whether the tool call ended in an error.
+
+    If not set, this is assumed to be false (the call was successful).
+    """
+
+
+class PromptMessage(MCPModel):
+    """
+    Describes a message returned as part of a prompt.
+
+    This is similar to `SamplingMessage`, but also supports the embedding of
+    resources from the MCP server.
+    """
+
+    content: Annotated[
+        TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")
+    ]
+    role: Role
+
+
+class GetPromptResult(MCPModel):
+    """
+    The server's response to a prompts/get request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    description: str | None = None
+    """
+    An optional description for the prompt.
+    """
+    messages: list[PromptMessage]
+
+
+class ReadResourceResult(MCPModel):
+    """
+    The server's response to a resources/read request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    contents: list[TextResourceContents | BlobResourceContents]
+
+
+class ToolInputSchema(MCPModel):
+    """
+    A JSON Schema object defining the expected parameters for the tool.
+    """
+
+    properties: dict[str, dict[str, Any]] | None = None
+    required: list[str] | None = None
+    type: Literal["object"]
 
 
 class Tool(MCPModel):
@@ -1403,14 +1380,46 @@ class Tool(MCPModel):
     """
 
 
-class ToolInputSchema(MCPModel):
+class ListToolsResult(MCPModel):
     """
-    A JSON Schema object defining the expected parameters for the tool.
+    The server's response to a tools/list request from the client.
     """
 
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
-    type: Literal["object"]
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    tools: list[Tool]
+
+
+ServerResult = TypeAliasType(
+    "ServerResult",
+    Result
+    | InitializeResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | CompleteResult,
+)
+
+
+class ToolListChangedNotificationParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    """
 
 
 class ToolListChangedNotification(MCPModel):
@@ -1437,13 +1446,10 @@ ServerNotification = TypeAliasType(
 )
 
 
-class ToolListChangedNotificationParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+class UnsubscribeRequestParams(MCPModel):
+    uri: str
     """
-    This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
+    The URI of the resource to unsubscribe from.
     """
 
 
@@ -1475,10 +1481,3 @@ ClientRequest = TypeAliasType(
         Field(discriminator="method"),
     ],
 )
-
-
-class UnsubscribeRequestParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource to unsubscribe from.
-    """

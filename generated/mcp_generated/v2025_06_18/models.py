@@ -4,65 +4,10 @@
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
 """Pydantic v2 models of every definition in the MCP schema, revision 2025-06-18."""
 
-from __future__ import annotations
 from mcp_codegen.runtime.model import MCPModel
 from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
-
-
-class Annotations(MCPModel):
-    """
-    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
-
-    audience: list[Role] | None = None
-    """
-    Describes who the intended customer of this object or data is.
-
-    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-    """
-    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
-    """
-    The moment the resource was last modified, as an ISO 8601 formatted string.
-
-    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-    Examples: last activity timestamp in an open file, timestamp when the resource
-    was attached, etc.
-    """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-    """
-    Describes how important this data is for operating the server.
-
-    A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
-    """
-
-
-class AudioContent(MCPModel):
-    """
-    Audio provided to or from an LLM.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    data: str
-    """
-    The base64-encoded audio data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the audio. Different providers may support different audio types.
-    """
-    type: Literal["audio"]
 
 
 class BaseMetadata(MCPModel):
@@ -111,6 +56,11 @@ class BooleanSchema(MCPModel):
     type: Literal["boolean"]
 
 
+class CallToolRequestParams(MCPModel):
+    arguments: dict[str, Any] | None = None
+    name: str
+
+
 class CallToolRequest(MCPModel):
     """
     Used by the client to invoke a tool provided by the server.
@@ -120,72 +70,14 @@ class CallToolRequest(MCPModel):
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(MCPModel):
-    arguments: dict[str, Any] | None = None
-    name: str
-
-
-class CallToolResult(MCPModel):
+class ClientCapabilitiesRoots(MCPModel):
     """
-    The server's response to a tool call.
+    Present if the client supports listing roots.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    content: list[ContentBlock]
-    """
-    A list of content objects that represent the unstructured result of the tool call.
-    """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
-    """
-    Whether the tool call ended in an error.
-
-    If not set, this is assumed to be false (the call was successful).
-
-    Any errors that originate from the tool SHOULD be reported inside the result
-    object, with `isError` set to true, _not_ as an MCP protocol-level error
-    response. Otherwise, the LLM would not be able to see that an error occurred
-    and self-correct.
-
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
-    """
-    structured_content: Annotated[
-        dict[str, Any] | None, Field(alias="structuredContent")
-    ] = None
-    """
-    An optional JSON object that represents the structured result of the tool call.
-    """
-
-
-class CancelledNotification(MCPModel):
-    """
-    This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
-
-    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-
-    A client MUST NOT attempt to cancel its `initialize` request.
-    """
-
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CancelledNotificationParams(MCPModel):
-    reason: str | None = None
-    """
-    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-    """
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """
-    The ID of the request to cancel.
-
-    This MUST correspond to the ID of a request previously issued in the same direction.
+    Whether the client supports notifications for changes to the roots list.
     """
 
 
@@ -210,40 +102,6 @@ class ClientCapabilities(MCPModel):
     """
     Present if the client supports sampling from an LLM.
     """
-
-
-class ClientCapabilitiesRoots(MCPModel):
-    """
-    Present if the client supports listing roots.
-    """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
-    """
-    Whether the client supports notifications for changes to the roots list.
-    """
-
-
-class CompleteRequest(MCPModel):
-    """
-    A request from the client to the server, to ask for completion options.
-    """
-
-    method: Literal["completion/complete"]
-    params: CompleteRequestParams
-
-
-class CompleteRequestParams(MCPModel):
-    argument: CompleteRequestParamsArgument
-    """
-    The argument's information
-    """
-    context: CompleteRequestParamsContext | None = None
-    """
-    Additional, optional context for completions
-    """
-    ref: Annotated[
-        PromptReference | ResourceTemplateReference, Field(discriminator="type")
-    ]
 
 
 class CompleteRequestParamsArgument(MCPModel):
@@ -272,18 +130,6 @@ class CompleteRequestParamsContext(MCPModel):
     """
 
 
-class CompleteResult(MCPModel):
-    """
-    The server's response to a completion/complete request
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    completion: CompleteResultCompletion
-
-
 class CompleteResultCompletion(MCPModel):
     has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
@@ -299,109 +145,22 @@ class CompleteResultCompletion(MCPModel):
     """
 
 
-class CreateMessageRequest(MCPModel):
+class CompleteResult(MCPModel):
     """
-    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-    """
-
-    method: Literal["sampling/createMessage"]
-    params: CreateMessageRequestParams
-
-
-class CreateMessageRequestParams(MCPModel):
-    include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None,
-        Field(alias="includeContext"),
-    ] = None
-    """
-    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
-    """
-    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
-    """
-    The requested maximum number of tokens to sample (to prevent runaway completions).
-
-    The client MAY choose to sample fewer tokens than the requested maximum.
-    """
-    messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
-    """
-    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    """
-    model_preferences: Annotated[
-        ModelPreferences | None, Field(alias="modelPreferences")
-    ] = None
-    """
-    The server's preferences for which model to select. The client MAY ignore these preferences.
-    """
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
-    """
-    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    """
-    temperature: StrictInt | StrictFloat | None = None
-
-
-class CreateMessageResult(MCPModel):
-    """
-    The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    The server's response to a completion/complete request
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    content: Annotated[
-        TextContent | ImageContent | AudioContent, Field(discriminator="type")
-    ]
-    model: str
-    """
-    The name of the model that generated the message.
-    """
-    role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
-    """
-    The reason why sampling stopped, if known.
-    """
+    completion: CompleteResultCompletion
 
 
 Cursor = TypeAliasType("Cursor", str)
 """
 An opaque token used to represent a cursor for pagination.
 """
-
-
-class ElicitRequest(MCPModel):
-    """
-    A request from the server to elicit additional information from the user via the client.
-    """
-
-    method: Literal["elicitation/create"]
-    params: ElicitRequestParams
-
-
-class ElicitRequestParams(MCPModel):
-    message: str
-    """
-    The message to present to the user.
-    """
-    requested_schema: Annotated[
-        ElicitRequestParamsRequestedSchema, Field(alias="requestedSchema")
-    ]
-    """
-    A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
-    """
-
-
-class ElicitRequestParamsRequestedSchema(MCPModel):
-    """
-    A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
-    """
-
-    properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
-    type: Literal["object"]
 
 
 class ElicitResult(MCPModel):
@@ -427,41 +186,12 @@ class ElicitResult(MCPModel):
     """
 
 
-class EmbeddedResource(MCPModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-
-    It is up to the client how best to render embedded resources for the benefit
-    of the LLM and/or the user.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
-
-
 class EnumSchema(MCPModel):
     description: str | None = None
     enum: list[str]
     enum_names: Annotated[list[str] | None, Field(alias="enumNames")] = None
     title: str | None = None
     type: Literal["string"]
-
-
-class GetPromptRequest(MCPModel):
-    """
-    Used by the client to get a prompt provided by the server.
-    """
-
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
 
 
 class GetPromptRequestParams(MCPModel):
@@ -475,44 +205,13 @@ class GetPromptRequestParams(MCPModel):
     """
 
 
-class GetPromptResult(MCPModel):
+class GetPromptRequest(MCPModel):
     """
-    The server's response to a prompts/get request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    description: str | None = None
-    """
-    An optional description for the prompt.
-    """
-    messages: list[PromptMessage]
-
-
-class ImageContent(MCPModel):
-    """
-    An image provided to or from an LLM.
+    Used by the client to get a prompt provided by the server.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    data: str
-    """
-    The base64-encoded image data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the image. Different providers may support different image types.
-    """
-    type: Literal["image"]
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
 
 
 class Implementation(MCPModel):
@@ -536,15 +235,6 @@ class Implementation(MCPModel):
     version: str
 
 
-class InitializeRequest(MCPModel):
-    """
-    This request is sent from the client to the server when it first connects, asking it to begin initialization.
-    """
-
-    method: Literal["initialize"]
-    params: InitializeRequestParams
-
-
 class InitializeRequestParams(MCPModel):
     capabilities: ClientCapabilities
     client_info: Annotated[Implementation, Field(alias="clientInfo")]
@@ -554,36 +244,13 @@ class InitializeRequestParams(MCPModel):
     """
 
 
-class InitializeResult(MCPModel):
+class InitializeRequest(MCPModel):
     """
-    After receiving an initialize request from the client, the server sends this response.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    capabilities: ServerCapabilities
-    instructions: str | None = None
-    """
-    Instructions describing how to use the server and its features.
-
-    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-    """
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
-    """
-    The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-    """
-    server_info: Annotated[Implementation, Field(alias="serverInfo")]
-
-
-class InitializedNotification(MCPModel):
-    """
-    This notification is sent from the client to the server after initialization has finished.
+    This request is sent from the client to the server when it first connects, asking it to begin initialization.
     """
 
-    method: Literal["notifications/initialized"]
-    params: InitializedNotificationParams | None = None
+    method: Literal["initialize"]
+    params: InitializeRequestParams
 
 
 class InitializedNotificationParams(MCPModel):
@@ -596,14 +263,13 @@ class InitializedNotificationParams(MCPModel):
     """
 
 
-class JSONRPCError(MCPModel):
+class InitializedNotification(MCPModel):
     """
-    A response to a request that indicates an error occurred.
+    This notification is sent from the client to the server after initialization has finished.
     """
 
-    error: JSONRPCErrorError
-    id: RequestId
-    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/initialized"]
+    params: InitializedNotificationParams | None = None
 
 
 class JSONRPCErrorError(MCPModel):
@@ -621,16 +287,6 @@ class JSONRPCErrorError(MCPModel):
     """
 
 
-class JSONRPCNotification(MCPModel):
-    """
-    A notification which does not expect a response.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: str
-    params: JSONRPCNotificationParams | None = None
-
-
 class JSONRPCNotificationParams(MCPModel):
     model_config = ConfigDict(
         extra="allow",
@@ -641,58 +297,22 @@ class JSONRPCNotificationParams(MCPModel):
     """
 
 
-class JSONRPCRequest(MCPModel):
+class JSONRPCNotification(MCPModel):
     """
-    A request that expects a response.
+    A notification which does not expect a response.
     """
 
-    id: RequestId
     jsonrpc: Literal["2.0"]
     method: str
-    params: JSONRPCRequestParams | None = None
+    params: JSONRPCNotificationParams | None = None
 
 
-class JSONRPCRequestParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+class ListPromptsRequestParams(MCPModel):
+    cursor: str | None = None
     """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
     """
-
-
-class JSONRPCRequestParamsMeta(MCPModel):
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
-    """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    """
-
-
-class JSONRPCResponse(MCPModel):
-    """
-    A successful (non-error) response to a request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Result
-
-
-JSONRPCMessage = TypeAliasType(
-    "JSONRPCMessage",
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError,
-)
-"""
-Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-"""
 
 
 class ListPromptsRequest(MCPModel):
@@ -704,29 +324,12 @@ class ListPromptsRequest(MCPModel):
     params: ListPromptsRequestParams | None = None
 
 
-class ListPromptsRequestParams(MCPModel):
+class ListResourceTemplatesRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
-
-
-class ListPromptsResult(MCPModel):
-    """
-    The server's response to a prompts/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    prompts: list[Prompt]
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -738,31 +341,12 @@ class ListResourceTemplatesRequest(MCPModel):
     params: ListResourceTemplatesRequestParams | None = None
 
 
-class ListResourceTemplatesRequestParams(MCPModel):
+class ListResourcesRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
-
-
-class ListResourceTemplatesResult(MCPModel):
-    """
-    The server's response to a resources/templates/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resource_templates: Annotated[
-        list[ResourceTemplate], Field(alias="resourceTemplates")
-    ]
 
 
 class ListResourcesRequest(MCPModel):
@@ -774,82 +358,12 @@ class ListResourcesRequest(MCPModel):
     params: ListResourcesRequestParams | None = None
 
 
-class ListResourcesRequestParams(MCPModel):
+class ListToolsRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
-
-
-class ListResourcesResult(MCPModel):
-    """
-    The server's response to a resources/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resources: list[Resource]
-
-
-class ListRootsRequest(MCPModel):
-    """
-    Sent from the server to request a list of root URIs from the client. Roots allow
-    servers to ask for specific directories or files to operate on. A common example
-    for roots is providing a set of repositories or directories a server should operate
-    on.
-
-    This request is typically used when the server needs to understand the file system
-    structure or access specific locations that the client has permission to read from.
-    """
-
-    method: Literal["roots/list"]
-    params: ListRootsRequestParams | None = None
-
-
-class ListRootsRequestParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-
-
-class ListRootsRequestParamsMeta(MCPModel):
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
-    """
-    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    """
-
-
-class ListRootsResult(MCPModel):
-    """
-    The client's response to a roots/list request from the server.
-    This result contains an array of Root objects, each representing a root directory
-    or file that the server can operate on.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    roots: list[Root]
 
 
 class ListToolsRequest(MCPModel):
@@ -859,31 +373,6 @@ class ListToolsRequest(MCPModel):
 
     method: Literal["tools/list"]
     params: ListToolsRequestParams | None = None
-
-
-class ListToolsRequestParams(MCPModel):
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class ListToolsResult(MCPModel):
-    """
-    The server's response to a tools/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    tools: list[Tool]
 
 
 LoggingLevel = TypeAliasType(
@@ -900,15 +389,6 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 """
 
 
-class LoggingMessageNotification(MCPModel):
-    """
-    Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-    """
-
-    method: Literal["notifications/message"]
-    params: LoggingMessageNotificationParams
-
-
 class LoggingMessageNotificationParams(MCPModel):
     data: Any
     """
@@ -922,6 +402,15 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     An optional name of the logger issuing this message.
     """
+
+
+class LoggingMessageNotification(MCPModel):
+    """
+    Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
+    """
+
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
 
 
 class ModelHint(MCPModel):
@@ -998,11 +487,6 @@ class ModelPreferences(MCPModel):
     """
 
 
-class Notification(MCPModel):
-    method: str
-    params: NotificationParams | None = None
-
-
 class NotificationParams(MCPModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1013,6 +497,11 @@ class NotificationParams(MCPModel):
     """
 
 
+class Notification(MCPModel):
+    method: str
+    params: NotificationParams | None = None
+
+
 class NumberSchema(MCPModel):
     description: str | None = None
     maximum: StrictInt | StrictFloat | None = None
@@ -1021,17 +510,17 @@ class NumberSchema(MCPModel):
     type: Literal["integer", "number"]
 
 
-class PaginatedRequest(MCPModel):
-    method: str
-    params: PaginatedRequestParams | None = None
-
-
 class PaginatedRequestParams(MCPModel):
     cursor: str | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
+
+
+class PaginatedRequest(MCPModel):
+    method: str
+    params: PaginatedRequestParams | None = None
 
 
 class PaginatedResult(MCPModel):
@@ -1046,23 +535,73 @@ class PaginatedResult(MCPModel):
     """
 
 
-class PingRequest(MCPModel):
-    """
-    A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-    """
-
-    method: Literal["ping"]
-    params: PingRequestParams | None = None
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
+"""
+A progress token, used to associate progress notifications with the original request.
+"""
 
 
-class PingRequestParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+class JSONRPCRequestParamsMeta(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    """
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    """
+
+
+class JSONRPCRequestParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
+class ListRootsRequestParamsMeta(MCPModel):
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    """
+    If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    """
+
+
+class ListRootsRequestParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
+class ListRootsRequest(MCPModel):
+    """
+    Sent from the server to request a list of root URIs from the client. Roots allow
+    servers to ask for specific directories or files to operate on. A common example
+    for roots is providing a set of repositories or directories a server should operate
+    on.
+
+    This request is typically used when the server needs to understand the file system
+    structure or access specific locations that the client has permission to read from.
+    """
+
+    method: Literal["roots/list"]
+    params: ListRootsRequestParams | None = None
 
 
 class PingRequestParamsMeta(MCPModel):
@@ -1079,13 +618,23 @@ class PingRequestParamsMeta(MCPModel):
     """
 
 
-class ProgressNotification(MCPModel):
+class PingRequestParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
     """
-    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    method: Literal["notifications/progress"]
-    params: ProgressNotificationParams
+
+class PingRequest(MCPModel):
+    """
+    A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
+    """
+
+    method: Literal["ping"]
+    params: PingRequestParams | None = None
 
 
 class ProgressNotificationParams(MCPModel):
@@ -1107,10 +656,41 @@ class ProgressNotificationParams(MCPModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
-"""
-A progress token, used to associate progress notifications with the original request.
-"""
+class ProgressNotification(MCPModel):
+    """
+    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
+    """
+
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParams
+
+
+class PromptArgument(MCPModel):
+    """
+    Describes an argument that a prompt can accept.
+    """
+
+    description: str | None = None
+    """
+    A human-readable description of the argument.
+    """
+    name: str
+    """
+    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    """
+    required: StrictBool | None = None
+    """
+    Whether this argument must be provided.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    even by those unfamiliar with domain-specific terminology.
+
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present).
+    """
 
 
 class Prompt(MCPModel):
@@ -1145,41 +725,21 @@ class Prompt(MCPModel):
     """
 
 
-class PromptArgument(MCPModel):
+class ListPromptsResult(MCPModel):
     """
-    Describes an argument that a prompt can accept.
-    """
-
-    description: str | None = None
-    """
-    A human-readable description of the argument.
-    """
-    name: str
-    """
-    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    """
-    required: StrictBool | None = None
-    """
-    Whether this argument must be provided.
-    """
-    title: str | None = None
-    """
-    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-    even by those unfamiliar with domain-specific terminology.
-
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    The server's response to a prompts/list request from the client.
     """
 
-
-class PromptListChangedNotification(MCPModel):
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-
-    method: Literal["notifications/prompts/list_changed"]
-    params: PromptListChangedNotificationParams | None = None
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    prompts: list[Prompt]
 
 
 class PromptListChangedNotificationParams(MCPModel):
@@ -1192,16 +752,13 @@ class PromptListChangedNotificationParams(MCPModel):
     """
 
 
-class PromptMessage(MCPModel):
+class PromptListChangedNotification(MCPModel):
     """
-    Describes a message returned as part of a prompt.
-
-    This is similar to `SamplingMessage`, but also supports the embedding of
-    resources from the MCP server.
+    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    content: ContentBlock
-    role: Role
+    method: Literal["notifications/prompts/list_changed"]
+    params: PromptListChangedNotificationParams | None = None
 
 
 class PromptReference(MCPModel):
@@ -1225,6 +782,13 @@ class PromptReference(MCPModel):
     type: Literal["ref/prompt"]
 
 
+class ReadResourceRequestParams(MCPModel):
+    uri: str
+    """
+    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
 class ReadResourceRequest(MCPModel):
     """
     Sent from the client to the server, to read a specific resource URI.
@@ -1234,44 +798,59 @@ class ReadResourceRequest(MCPModel):
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
-class ReadResourceResult(MCPModel):
-    """
-    The server's response to a resources/read request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-    contents: list[TextResourceContents | BlobResourceContents]
-
-
-class Request(MCPModel):
-    method: str
-    params: RequestParams | None = None
-
-
 RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
 
 
-class RequestParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+class CancelledNotificationParams(MCPModel):
+    reason: str | None = None
     """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The ID of the request to cancel.
+
+    This MUST correspond to the ID of a request previously issued in the same direction.
+    """
+
+
+class CancelledNotification(MCPModel):
+    """
+    This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
+
+    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
+
+    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
+
+    A client MUST NOT attempt to cancel its `initialize` request.
+    """
+
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+class JSONRPCError(MCPModel):
+    """
+    A response to a request that indicates an error occurred.
+    """
+
+    error: JSONRPCErrorError
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCRequest(MCPModel):
+    """
+    A request that expects a response.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: str
+    params: JSONRPCRequestParams | None = None
 
 
 class RequestParamsMeta(MCPModel):
@@ -1286,6 +865,226 @@ class RequestParamsMeta(MCPModel):
     """
     If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     """
+
+
+class RequestParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
+class Request(MCPModel):
+    method: str
+    params: RequestParams | None = None
+
+
+class ResourceContents(MCPModel):
+    """
+    The contents of a specific resource or sub-resource.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    """
+    The MIME type of this resource, if known.
+    """
+    uri: str
+    """
+    The URI of this resource.
+    """
+
+
+class ResourceListChangedNotificationParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
+class ResourceListChangedNotification(MCPModel):
+    """
+    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
+    """
+
+    method: Literal["notifications/resources/list_changed"]
+    params: ResourceListChangedNotificationParams | None = None
+
+
+class ResourceTemplateReference(MCPModel):
+    """
+    A reference to a resource or resource template definition.
+    """
+
+    type: Literal["ref/resource"]
+    uri: str
+    """
+    The URI or URI template of the resource.
+    """
+
+
+class CompleteRequestParams(MCPModel):
+    argument: CompleteRequestParamsArgument
+    """
+    The argument's information
+    """
+    context: CompleteRequestParamsContext | None = None
+    """
+    Additional, optional context for completions
+    """
+    ref: Annotated[
+        PromptReference | ResourceTemplateReference, Field(discriminator="type")
+    ]
+
+
+class CompleteRequest(MCPModel):
+    """
+    A request from the client to the server, to ask for completion options.
+    """
+
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class ResourceUpdatedNotificationParams(MCPModel):
+    uri: str
+    """
+    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    """
+
+
+class ResourceUpdatedNotification(MCPModel):
+    """
+    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
+    """
+
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParams
+
+
+class Result(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
+EmptyResult = TypeAliasType("EmptyResult", Result)
+
+
+class JSONRPCResponse(MCPModel):
+    """
+    A successful (non-error) response to a request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Result
+
+
+JSONRPCMessage = TypeAliasType(
+    "JSONRPCMessage",
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError,
+)
+"""
+Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
+"""
+
+
+Role = TypeAliasType("Role", Literal["assistant", "user"])
+"""
+The sender or recipient of messages and data in a conversation.
+"""
+
+
+class Annotations(MCPModel):
+    """
+    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+    """
+
+    audience: list[Role] | None = None
+    """
+    Describes who the intended customer of this object or data is.
+
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
+    """
+    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
+    """
+    The moment the resource was last modified, as an ISO 8601 formatted string.
+
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+
+    Examples: last activity timestamp in an open file, timestamp when the resource
+    was attached, etc.
+    """
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    """
+    Describes how important this data is for operating the server.
+
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional.
+    """
+
+
+class AudioContent(MCPModel):
+    """
+    Audio provided to or from an LLM.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    data: str
+    """
+    The base64-encoded audio data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the audio. Different providers may support different audio types.
+    """
+    type: Literal["audio"]
+
+
+class ImageContent(MCPModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    data: str
+    """
+    The base64-encoded image data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the image. Different providers may support different image types.
+    """
+    type: Literal["image"]
 
 
 class Resource(MCPModel):
@@ -1336,23 +1135,21 @@ class Resource(MCPModel):
     """
 
 
-class ResourceContents(MCPModel):
+class ListResourcesResult(MCPModel):
     """
-    The contents of a specific resource or sub-resource.
+    The server's response to a resources/list request from the client.
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    The MIME type of this resource, if known.
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
-    uri: str
-    """
-    The URI of this resource.
-    """
+    resources: list[Resource]
 
 
 class ResourceLink(MCPModel):
@@ -1406,25 +1203,6 @@ class ResourceLink(MCPModel):
     """
 
 
-class ResourceListChangedNotification(MCPModel):
-    """
-    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-    """
-
-    method: Literal["notifications/resources/list_changed"]
-    params: ResourceListChangedNotificationParams | None = None
-
-
-class ResourceListChangedNotificationParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-
-
 class ResourceTemplate(MCPModel):
     """
     A template description for resources available on the server.
@@ -1467,56 +1245,23 @@ class ResourceTemplate(MCPModel):
     """
 
 
-class ResourceTemplateReference(MCPModel):
+class ListResourceTemplatesResult(MCPModel):
     """
-    A reference to a resource or resource template definition.
-    """
-
-    type: Literal["ref/resource"]
-    uri: str
-    """
-    The URI or URI template of the resource.
+    The server's response to a resources/templates/list request from the client.
     """
 
-
-class ResourceUpdatedNotification(MCPModel):
-    """
-    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-    """
-
-    method: Literal["notifications/resources/updated"]
-    params: ResourceUpdatedNotificationParams
-
-
-class ResourceUpdatedNotificationParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
-    """
-
-
-class Result(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-
-
-ClientResult = TypeAliasType(
-    "ClientResult", Result | CreateMessageResult | ListRootsResult | ElicitResult
-)
-
-
-EmptyResult = TypeAliasType("EmptyResult", Result)
-
-
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    resource_templates: Annotated[
+        list[ResourceTemplate], Field(alias="resourceTemplates")
+    ]
 
 
 class Root(MCPModel):
@@ -1542,6 +1287,30 @@ class Root(MCPModel):
     """
 
 
+class ListRootsResult(MCPModel):
+    """
+    The client's response to a roots/list request from the server.
+    This result contains an array of Root objects, each representing a root directory
+    or file that the server can operate on.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    roots: list[Root]
+
+
+class RootsListChangedNotificationParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
 class RootsListChangedNotification(MCPModel):
     """
     A notification from the client to the server, informing it that the list of roots has changed.
@@ -1563,58 +1332,6 @@ ClientNotification = TypeAliasType(
         Field(discriminator="method"),
     ],
 )
-
-
-class RootsListChangedNotificationParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-
-
-class SamplingMessage(MCPModel):
-    """
-    Describes a message issued to or received from an LLM API.
-    """
-
-    content: Annotated[
-        TextContent | ImageContent | AudioContent, Field(discriminator="type")
-    ]
-    role: Role
-
-
-class ServerCapabilities(MCPModel):
-    """
-    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-    """
-
-    completions: dict[str, Any] | None = None
-    """
-    Present if the server supports argument autocompletion suggestions.
-    """
-    experimental: dict[str, dict[str, Any]] | None = None
-    """
-    Experimental, non-standard capabilities that the server supports.
-    """
-    logging: dict[str, Any] | None = None
-    """
-    Present if the server supports sending log messages to the client.
-    """
-    prompts: ServerCapabilitiesPrompts | None = None
-    """
-    Present if the server offers any prompt templates.
-    """
-    resources: ServerCapabilitiesResources | None = None
-    """
-    Present if the server offers any resources to read.
-    """
-    tools: ServerCapabilitiesTools | None = None
-    """
-    Present if the server offers any tools to call.
-    """
 
 
 class ServerCapabilitiesPrompts(MCPModel):
@@ -1654,28 +1371,65 @@ class ServerCapabilitiesTools(MCPModel):
     """
 
 
-ServerRequest = TypeAliasType(
-    "ServerRequest",
-    Annotated[
-        PingRequest | CreateMessageRequest | ListRootsRequest | ElicitRequest,
-        Field(discriminator="method"),
-    ],
-)
+class ServerCapabilities(MCPModel):
+    """
+    Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
+    """
+
+    completions: dict[str, Any] | None = None
+    """
+    Present if the server supports argument autocompletion suggestions.
+    """
+    experimental: dict[str, dict[str, Any]] | None = None
+    """
+    Experimental, non-standard capabilities that the server supports.
+    """
+    logging: dict[str, Any] | None = None
+    """
+    Present if the server supports sending log messages to the client.
+    """
+    prompts: ServerCapabilitiesPrompts | None = None
+    """
+    Present if the server offers any prompt templates.
+    """
+    resources: ServerCapabilitiesResources | None = None
+    """
+    Present if the server offers any resources to read.
+    """
+    tools: ServerCapabilitiesTools | None = None
+    """
+    Present if the server offers any tools to call.
+    """
 
 
-ServerResult = TypeAliasType(
-    "ServerResult",
-    Result
-    | InitializeResult
-    | ListResourcesResult
-    | ListResourceTemplatesResult
-    | ReadResourceResult
-    | ListPromptsResult
-    | GetPromptResult
-    | ListToolsResult
-    | CallToolResult
-    | CompleteResult,
-)
+class InitializeResult(MCPModel):
+    """
+    After receiving an initialize request from the client, the server sends this response.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+    """
+    Instructions describing how to use the server and its features.
+
+    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
+    """
+    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    """
+    The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
+    """
+    server_info: Annotated[Implementation, Field(alias="serverInfo")]
+
+
+class SetLevelRequestParams(MCPModel):
+    level: LoggingLevel
+    """
+    The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
+    """
 
 
 class SetLevelRequest(MCPModel):
@@ -1685,13 +1439,6 @@ class SetLevelRequest(MCPModel):
 
     method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
-
-
-class SetLevelRequestParams(MCPModel):
-    level: LoggingLevel
-    """
-    The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
-    """
 
 
 class StringSchema(MCPModel):
@@ -1713,13 +1460,38 @@ without nested objects or arrays.
 """
 
 
-class SubscribeRequest(MCPModel):
+class ElicitRequestParamsRequestedSchema(MCPModel):
     """
-    Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
+    A restricted subset of JSON Schema.
+    Only top-level properties are allowed, without nesting.
     """
 
-    method: Literal["resources/subscribe"]
-    params: SubscribeRequestParams
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: list[str] | None = None
+    type: Literal["object"]
+
+
+class ElicitRequestParams(MCPModel):
+    message: str
+    """
+    The message to present to the user.
+    """
+    requested_schema: Annotated[
+        ElicitRequestParamsRequestedSchema, Field(alias="requestedSchema")
+    ]
+    """
+    A restricted subset of JSON Schema.
+    Only top-level properties are allowed, without nesting.
+    """
+
+
+class ElicitRequest(MCPModel):
+    """
+    A request from the server to elicit additional information from the user via the client.
+    """
+
+    method: Literal["elicitation/create"]
+    params: ElicitRequestParams
 
 
 class SubscribeRequestParams(MCPModel):
@@ -1727,6 +1499,15 @@ class SubscribeRequestParams(MCPModel):
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     """
+
+
+class SubscribeRequest(MCPModel):
+    """
+    Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
+    """
+
+    method: Literal["resources/subscribe"]
+    params: SubscribeRequestParams
 
 
 class TextContent(MCPModel):
@@ -1749,11 +1530,92 @@ class TextContent(MCPModel):
     type: Literal["text"]
 
 
-ContentBlock = TypeAliasType(
-    "ContentBlock",
+class CreateMessageResult(MCPModel):
+    """
+    The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    content: Annotated[
+        TextContent | ImageContent | AudioContent, Field(discriminator="type")
+    ]
+    model: str
+    """
+    The name of the model that generated the message.
+    """
+    role: Role
+    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    """
+    The reason why sampling stopped, if known.
+    """
+
+
+ClientResult = TypeAliasType(
+    "ClientResult", Result | CreateMessageResult | ListRootsResult | ElicitResult
+)
+
+
+class SamplingMessage(MCPModel):
+    """
+    Describes a message issued to or received from an LLM API.
+    """
+
+    content: Annotated[
+        TextContent | ImageContent | AudioContent, Field(discriminator="type")
+    ]
+    role: Role
+
+
+class CreateMessageRequestParams(MCPModel):
+    include_context: Annotated[
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+    ] = None
+    """
+    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
+    """
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
+    """
+    The requested maximum number of tokens to sample (to prevent runaway completions).
+
+    The client MAY choose to sample fewer tokens than the requested maximum.
+    """
+    messages: list[SamplingMessage]
+    metadata: dict[str, Any] | None = None
+    """
+    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    """
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences")
+    ] = None
+    """
+    The server's preferences for which model to select. The client MAY ignore these preferences.
+    """
+    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    """
+    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    """
+    temperature: StrictInt | StrictFloat | None = None
+
+
+class CreateMessageRequest(MCPModel):
+    """
+    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
+    """
+
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
+
+
+ServerRequest = TypeAliasType(
+    "ServerRequest",
     Annotated[
-        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-        Field(discriminator="type"),
+        PingRequest | CreateMessageRequest | ListRootsRequest | ElicitRequest,
+        Field(discriminator="method"),
     ],
 )
 
@@ -1777,51 +1639,109 @@ class TextResourceContents(MCPModel):
     """
 
 
-class Tool(MCPModel):
+class EmbeddedResource(MCPModel):
     """
-    Definition for a tool the client can call.
+    The contents of a resource, embedded into a prompt or tool call result.
+
+    It is up to the client how best to render embedded resources for the benefit
+    of the LLM and/or the user.
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: ToolAnnotations | None = None
+    annotations: Annotations | None = None
     """
-    Optional additional tool information.
+    Optional annotations for the client.
+    """
+    resource: TextResourceContents | BlobResourceContents
+    type: Literal["resource"]
 
-    Display name precedence order is: title, annotations.title, then name.
+
+ContentBlock = TypeAliasType(
+    "ContentBlock",
+    Annotated[
+        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class CallToolResult(MCPModel):
+    """
+    The server's response to a tool call.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    content: list[ContentBlock]
+    """
+    A list of content objects that represent the unstructured result of the tool call.
+    """
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    """
+    Whether the tool call ended in an error.
+
+    If not set, this is assumed to be false (the call was successful).
+
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
+
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response.
+    """
+    structured_content: Annotated[
+        dict[str, Any] | None, Field(alias="structuredContent")
+    ] = None
+    """
+    An optional JSON object that represents the structured result of the tool call.
+    """
+
+
+class PromptMessage(MCPModel):
+    """
+    Describes a message returned as part of a prompt.
+
+    This is similar to `SamplingMessage`, but also supports the embedding of
+    resources from the MCP server.
+    """
+
+    content: ContentBlock
+    role: Role
+
+
+class GetPromptResult(MCPModel):
+    """
+    The server's response to a prompts/get request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     description: str | None = None
     """
-    A human-readable description of the tool.
+    An optional description for the prompt.
+    """
+    messages: list[PromptMessage]
 
-    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-    """
-    input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    """
-    A JSON Schema object defining the expected parameters for the tool.
-    """
-    name: str
-    """
-    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    """
-    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = (
-        None
-    )
-    """
-    An optional JSON Schema object defining the structure of the tool's output returned in
-    the structuredContent field of a CallToolResult.
-    """
-    title: str | None = None
-    """
-    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-    even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+class ReadResourceResult(MCPModel):
     """
+    The server's response to a resources/read request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    contents: list[TextResourceContents | BlobResourceContents]
 
 
 class ToolAnnotations(MCPModel):
@@ -1887,6 +1807,16 @@ class ToolInputSchema(MCPModel):
     type: Literal["object"]
 
 
+class ToolListChangedNotificationParams(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
 class ToolListChangedNotification(MCPModel):
     """
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
@@ -1911,16 +1841,6 @@ ServerNotification = TypeAliasType(
 )
 
 
-class ToolListChangedNotificationParams(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """
-
-
 class ToolOutputSchema(MCPModel):
     """
     An optional JSON Schema object defining the structure of the tool's output returned in
@@ -1930,6 +1850,92 @@ class ToolOutputSchema(MCPModel):
     properties: dict[str, dict[str, Any]] | None = None
     required: list[str] | None = None
     type: Literal["object"]
+
+
+class Tool(MCPModel):
+    """
+    Definition for a tool the client can call.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: ToolAnnotations | None = None
+    """
+    Optional additional tool information.
+
+    Display name precedence order is: title, annotations.title, then name.
+    """
+    description: str | None = None
+    """
+    A human-readable description of the tool.
+
+    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
+    """
+    input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
+    """
+    A JSON Schema object defining the expected parameters for the tool.
+    """
+    name: str
+    """
+    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    """
+    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = (
+        None
+    )
+    """
+    An optional JSON Schema object defining the structure of the tool's output returned in
+    the structuredContent field of a CallToolResult.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    even by those unfamiliar with domain-specific terminology.
+
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present).
+    """
+
+
+class ListToolsResult(MCPModel):
+    """
+    The server's response to a tools/list request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    tools: list[Tool]
+
+
+ServerResult = TypeAliasType(
+    "ServerResult",
+    Result
+    | InitializeResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | CompleteResult,
+)
+
+
+class UnsubscribeRequestParams(MCPModel):
+    uri: str
+    """
+    The URI of the resource to unsubscribe from.
+    """
 
 
 class UnsubscribeRequest(MCPModel):
@@ -1960,10 +1966,3 @@ ClientRequest = TypeAliasType(
         Field(discriminator="method"),
     ],
 )
-
-
-class UnsubscribeRequestParams(MCPModel):
-    uri: str
-    """
-    The URI of the resource to unsubscribe from.
-    """

@@ -4,65 +4,10 @@
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 """Pydantic v2 models of every definition in the MCP schema, revision 2025-11-25."""
 
-from __future__ import annotations
 from mcp_codegen.runtime.model import MCPModel
 from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
-
-
-class Annotations(MCPModel):
-    """
-    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
-
-    audience: list[Role] | None = None
-    """
-    Describes who the intended audience of this object or data is.
-
-    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-    """
-    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
-    """
-    The moment the resource was last modified, as an ISO 8601 formatted string.
-
-    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-    Examples: last activity timestamp in an open file, timestamp when the resource
-    was attached, etc.
-    """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-    """
-    Describes how important this data is for operating the server.
-
-    A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
-    """
-
-
-class AudioContent(MCPModel):
-    """
-    Audio provided to or from an LLM.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    data: str
-    """
-    The base64-encoded audio data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the audio. Different providers may support different audio types.
-    """
-    type: Literal["audio"]
 
 
 class BaseMetadata(MCPModel):
@@ -111,164 +56,10 @@ class BooleanSchema(MCPModel):
     type: Literal["boolean"]
 
 
-class CallToolRequest(MCPModel):
-    """
-    Used by the client to invoke a tool provided by the server.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
-    params: CallToolRequestParams
-
-
-class CallToolRequestParams(MCPModel):
-    """
-    Parameters for a `tools/call` request.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    arguments: dict[str, Any] | None = None
-    """
-    Arguments to use for the tool call.
-    """
-    name: str
-    """
-    The name of the tool.
-    """
-    task: TaskMetadata | None = None
-    """
-    If specified, the caller is requesting task-augmented execution for this request.
-    The request will return a CreateTaskResult immediately, and the actual result can be
-    retrieved later via tasks/result.
-
-    Task augmentation is subject to capability negotiation - receivers MUST declare support
-    for task augmentation of specific request types in their capabilities.
-    """
-
-
-class CallToolResult(MCPModel):
-    """
-    The server's response to a tool call.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    content: list[ContentBlock]
-    """
-    A list of content objects that represent the unstructured result of the tool call.
-    """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
-    """
-    Whether the tool call ended in an error.
-
-    If not set, this is assumed to be false (the call was successful).
-
-    Any errors that originate from the tool SHOULD be reported inside the result
-    object, with `isError` set to true, _not_ as an MCP protocol-level error
-    response. Otherwise, the LLM would not be able to see that an error occurred
-    and self-correct.
-
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
-    """
-    structured_content: Annotated[
-        dict[str, Any] | None, Field(alias="structuredContent")
-    ] = None
-    """
-    An optional JSON object that represents the structured result of the tool call.
-    """
-
-
-class CancelTaskRequest(MCPModel):
-    """
-    A request to cancel a task.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/cancel"]
-    params: CancelTaskRequestParams
-
-
 class CancelTaskRequestParams(MCPModel):
     task_id: Annotated[str, Field(alias="taskId")]
     """
     The task identifier to cancel.
-    """
-
-
-class CancelledNotification(MCPModel):
-    """
-    This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
-
-    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-
-    A client MUST NOT attempt to cancel its `initialize` request.
-
-    For task cancellation, use the `tasks/cancel` request instead of this notification.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CancelledNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/cancelled` notification.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    reason: str | None = None
-    """
-    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-    """
-    request_id: Annotated[RequestId | None, Field(alias="requestId")] = None
-    """
-    The ID of the request to cancel.
-
-    This MUST correspond to the ID of a request previously issued in the same direction.
-    This MUST be provided for cancelling non-task requests.
-    This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
-    """
-
-
-class ClientCapabilities(MCPModel):
-    """
-    Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-    """
-
-    elicitation: ClientCapabilitiesElicitation | None = None
-    """
-    Present if the client supports elicitation from the server.
-    """
-    experimental: dict[str, dict[str, Any]] | None = None
-    """
-    Experimental, non-standard capabilities that the client supports.
-    """
-    roots: ClientCapabilitiesRoots | None = None
-    """
-    Present if the client supports listing roots.
-    """
-    sampling: ClientCapabilitiesSampling | None = None
-    """
-    Present if the client supports sampling from an LLM.
-    """
-    tasks: ClientCapabilitiesTasks | None = None
-    """
-    Present if the client supports task-augmented requests.
     """
 
 
@@ -308,40 +99,6 @@ class ClientCapabilitiesSampling(MCPModel):
     """
 
 
-class ClientCapabilitiesTasks(MCPModel):
-    """
-    Present if the client supports task-augmented requests.
-    """
-
-    cancel: dict[str, Any] | None = None
-    """
-    Whether this client supports tasks/cancel.
-    """
-    list: dict[str, Any] | None = None
-    """
-    Whether this client supports tasks/list.
-    """
-    requests: ClientCapabilitiesTasksRequests | None = None
-    """
-    Specifies which request types can be augmented with tasks.
-    """
-
-
-class ClientCapabilitiesTasksRequests(MCPModel):
-    """
-    Specifies which request types can be augmented with tasks.
-    """
-
-    elicitation: ClientCapabilitiesTasksRequestsElicitation | None = None
-    """
-    Task support for elicitation-related requests.
-    """
-    sampling: ClientCapabilitiesTasksRequestsSampling | None = None
-    """
-    Task support for sampling-related requests.
-    """
-
-
 class ClientCapabilitiesTasksRequestsElicitation(MCPModel):
     """
     Task support for elicitation-related requests.
@@ -366,37 +123,65 @@ class ClientCapabilitiesTasksRequestsSampling(MCPModel):
     """
 
 
-class CompleteRequest(MCPModel):
+class ClientCapabilitiesTasksRequests(MCPModel):
     """
-    A request from the client to the server, to ask for completion options.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
-    params: CompleteRequestParams
-
-
-class CompleteRequestParams(MCPModel):
-    """
-    Parameters for a `completion/complete` request.
+    Specifies which request types can be augmented with tasks.
     """
 
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    elicitation: ClientCapabilitiesTasksRequestsElicitation | None = None
     """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    Task support for elicitation-related requests.
     """
-    argument: CompleteRequestParamsArgument
+    sampling: ClientCapabilitiesTasksRequestsSampling | None = None
     """
-    The argument's information
+    Task support for sampling-related requests.
     """
-    context: CompleteRequestParamsContext | None = None
+
+
+class ClientCapabilitiesTasks(MCPModel):
     """
-    Additional, optional context for completions
+    Present if the client supports task-augmented requests.
     """
-    ref: Annotated[
-        PromptReference | ResourceTemplateReference, Field(discriminator="type")
-    ]
+
+    cancel: dict[str, Any] | None = None
+    """
+    Whether this client supports tasks/cancel.
+    """
+    list: dict[str, Any] | None = None
+    """
+    Whether this client supports tasks/list.
+    """
+    requests: ClientCapabilitiesTasksRequests | None = None
+    """
+    Specifies which request types can be augmented with tasks.
+    """
+
+
+class ClientCapabilities(MCPModel):
+    """
+    Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
+    """
+
+    elicitation: ClientCapabilitiesElicitation | None = None
+    """
+    Present if the client supports elicitation from the server.
+    """
+    experimental: dict[str, dict[str, Any]] | None = None
+    """
+    Experimental, non-standard capabilities that the client supports.
+    """
+    roots: ClientCapabilitiesRoots | None = None
+    """
+    Present if the client supports listing roots.
+    """
+    sampling: ClientCapabilitiesSampling | None = None
+    """
+    Present if the client supports sampling from an LLM.
+    """
+    tasks: ClientCapabilitiesTasks | None = None
+    """
+    Present if the client supports task-augmented requests.
+    """
 
 
 class CompleteRequestParamsArgument(MCPModel):
@@ -425,18 +210,6 @@ class CompleteRequestParamsContext(MCPModel):
     """
 
 
-class CompleteResult(MCPModel):
-    """
-    The server's response to a completion/complete request
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    completion: CompleteResultCompletion
-
-
 class CompleteResultCompletion(MCPModel):
     has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
@@ -452,231 +225,21 @@ class CompleteResultCompletion(MCPModel):
     """
 
 
-class CreateMessageRequest(MCPModel):
+class CompleteResult(MCPModel):
     """
-    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["sampling/createMessage"]
-    params: CreateMessageRequestParams
-
-
-class CreateMessageRequestParams(MCPModel):
-    """
-    Parameters for a `sampling/createMessage` request.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None,
-        Field(alias="includeContext"),
-    ] = None
-    """
-    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-    The client MAY ignore this request.
-
-    Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
-    declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
-    """
-    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
-    """
-    The requested maximum number of tokens to sample (to prevent runaway completions).
-
-    The client MAY choose to sample fewer tokens than the requested maximum.
-    """
-    messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
-    """
-    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    """
-    model_preferences: Annotated[
-        ModelPreferences | None, Field(alias="modelPreferences")
-    ] = None
-    """
-    The server's preferences for which model to select. The client MAY ignore these preferences.
-    """
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
-    """
-    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    """
-    task: TaskMetadata | None = None
-    """
-    If specified, the caller is requesting task-augmented execution for this request.
-    The request will return a CreateTaskResult immediately, and the actual result can be
-    retrieved later via tasks/result.
-
-    Task augmentation is subject to capability negotiation - receivers MUST declare support
-    for task augmentation of specific request types in their capabilities.
-    """
-    temperature: StrictInt | StrictFloat | None = None
-    tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
-    """
-    Controls how the model uses tools.
-    The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-    Default is `{ mode: "auto" }`.
-    """
-    tools: list[Tool] | None = None
-    """
-    Tools that the model may use during generation.
-    The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-    """
-
-
-class CreateMessageResult(MCPModel):
-    """
-    The client's response to a sampling/createMessage request from the server.
-    The client should inform the user before returning the sampled message, to allow them
-    to inspect the response (human in the loop) and decide whether to allow the server to see it.
+    The server's response to a completion/complete request
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
-    model: str
-    """
-    The name of the model that generated the message.
-    """
-    role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
-    """
-    The reason why sampling stopped, if known.
-
-    Standard values:
-    - "endTurn": Natural end of the assistant's turn
-    - "stopSequence": A stop sequence was encountered
-    - "maxTokens": Maximum token limit was reached
-    - "toolUse": The model wants to use one or more tools
-
-    This field is an open string to allow for provider-specific stop reasons.
-    """
-
-
-class CreateTaskResult(MCPModel):
-    """
-    A response to a task-augmented request.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    task: Task
+    completion: CompleteResultCompletion
 
 
 Cursor = TypeAliasType("Cursor", str)
 """
 An opaque token used to represent a cursor for pagination.
-"""
-
-
-class ElicitRequest(MCPModel):
-    """
-    A request from the server to elicit additional information from the user via the client.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["elicitation/create"]
-    params: ElicitRequestParams
-
-
-class ElicitRequestFormParams(MCPModel):
-    """
-    The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    message: str
-    """
-    The message to present to the user describing what information is being requested.
-    """
-    mode: Literal["form"] | None = None
-    """
-    The elicitation mode.
-    """
-    requested_schema: Annotated[
-        ElicitRequestFormParamsRequestedSchema, Field(alias="requestedSchema")
-    ]
-    """
-    A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
-    """
-    task: TaskMetadata | None = None
-    """
-    If specified, the caller is requesting task-augmented execution for this request.
-    The request will return a CreateTaskResult immediately, and the actual result can be
-    retrieved later via tasks/result.
-
-    Task augmentation is subject to capability negotiation - receivers MUST declare support
-    for task augmentation of specific request types in their capabilities.
-    """
-
-
-class ElicitRequestFormParamsRequestedSchema(MCPModel):
-    """
-    A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
-    """
-
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
-    properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
-    type: Literal["object"]
-
-
-class ElicitRequestURLParams(MCPModel):
-    """
-    The parameters for a request to elicit information from the user via a URL in the client.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
-    """
-    The ID of the elicitation, which must be unique within the context of the server.
-    The client MUST treat this ID as an opaque value.
-    """
-    message: str
-    """
-    The message to present to the user explaining why the interaction is needed.
-    """
-    mode: Literal["url"]
-    """
-    The elicitation mode.
-    """
-    task: TaskMetadata | None = None
-    """
-    If specified, the caller is requesting task-augmented execution for this request.
-    The request will return a CreateTaskResult immediately, and the actual result can be
-    retrieved later via tasks/result.
-
-    Task augmentation is subject to capability negotiation - receivers MUST declare support
-    for task augmentation of specific request types in their capabilities.
-    """
-    url: str
-    """
-    The URL that the user should navigate to.
-    """
-
-
-ElicitRequestParams = TypeAliasType(
-    "ElicitRequestParams", ElicitRequestURLParams | ElicitRequestFormParams
-)
-"""
-The parameters for a request to elicit additional information from the user via the client.
 """
 
 
@@ -704,6 +267,13 @@ class ElicitResult(MCPModel):
     """
 
 
+class ElicitationCompleteNotificationParams(MCPModel):
+    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    """
+    The ID of the elicitation that completed.
+    """
+
+
 class ElicitationCompleteNotification(MCPModel):
     """
     An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
@@ -712,33 +282,6 @@ class ElicitationCompleteNotification(MCPModel):
     jsonrpc: Literal["2.0"]
     method: Literal["notifications/elicitation/complete"]
     params: ElicitationCompleteNotificationParams
-
-
-class ElicitationCompleteNotificationParams(MCPModel):
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
-    """
-    The ID of the elicitation that completed.
-    """
-
-
-class EmbeddedResource(MCPModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-
-    It is up to the client how best to render embedded resources for the benefit
-    of the LLM and/or the user.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
 
 
 class Error(MCPModel):
@@ -754,63 +297,6 @@ class Error(MCPModel):
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
-
-
-class GetPromptRequest(MCPModel):
-    """
-    Used by the client to get a prompt provided by the server.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
-
-
-class GetPromptRequestParams(MCPModel):
-    """
-    Parameters for a `prompts/get` request.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    arguments: dict[str, str] | None = None
-    """
-    Arguments to use for templating the prompt.
-    """
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
-
-
-class GetPromptResult(MCPModel):
-    """
-    The server's response to a prompts/get request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    description: str | None = None
-    """
-    An optional description for the prompt.
-    """
-    messages: list[PromptMessage]
-
-
-class GetTaskPayloadRequest(MCPModel):
-    """
-    A request to retrieve the result of a completed task.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/result"]
-    params: GetTaskPayloadRequestParams
 
 
 class GetTaskPayloadRequestParams(MCPModel):
@@ -834,17 +320,6 @@ class GetTaskPayloadResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-
-
-class GetTaskRequest(MCPModel):
-    """
-    A request to retrieve the state of a task.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/get"]
-    params: GetTaskRequestParams
 
 
 class GetTaskRequestParams(MCPModel):
@@ -911,30 +386,6 @@ class Icons(MCPModel):
     """
 
 
-class ImageContent(MCPModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    data: str
-    """
-    The base64-encoded image data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the image. Different providers may support different image types.
-    """
-    type: Literal["image"]
-
-
 class Implementation(MCPModel):
     """
     Describes the MCP implementation.
@@ -980,77 +431,6 @@ class Implementation(MCPModel):
     """
 
 
-class InitializeRequest(MCPModel):
-    """
-    This request is sent from the client to the server when it first connects, asking it to begin initialization.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["initialize"]
-    params: InitializeRequestParams
-
-
-class InitializeRequestParams(MCPModel):
-    """
-    Parameters for an `initialize` request.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    capabilities: ClientCapabilities
-    client_info: Annotated[Implementation, Field(alias="clientInfo")]
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
-    """
-    The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
-    """
-
-
-class InitializeResult(MCPModel):
-    """
-    After receiving an initialize request from the client, the server sends this response.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    capabilities: ServerCapabilities
-    instructions: str | None = None
-    """
-    Instructions describing how to use the server and its features.
-
-    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-    """
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
-    """
-    The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-    """
-    server_info: Annotated[Implementation, Field(alias="serverInfo")]
-
-
-class InitializedNotification(MCPModel):
-    """
-    This notification is sent from the client to the server after initialization has finished.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/initialized"]
-    params: NotificationParams | None = None
-
-
-class JSONRPCErrorResponse(MCPModel):
-    """
-    A response to a request that indicates an error occurred.
-    """
-
-    error: Error
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
-
-
 class JSONRPCNotification(MCPModel):
     """
     A notification which does not expect a response.
@@ -1059,44 +439,6 @@ class JSONRPCNotification(MCPModel):
     jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, Any] | None = None
-
-
-class JSONRPCRequest(MCPModel):
-    """
-    A request that expects a response.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: str
-    params: dict[str, Any] | None = None
-
-
-class JSONRPCResultResponse(MCPModel):
-    """
-    A successful (non-error) response to a request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Result
-
-
-JSONRPCMessage = TypeAliasType(
-    "JSONRPCMessage",
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse,
-)
-"""
-Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-"""
-
-
-JSONRPCResponse = TypeAliasType(
-    "JSONRPCResponse", JSONRPCResultResponse | JSONRPCErrorResponse
-)
-"""
-A response to a request, containing either the result or error.
-"""
 
 
 class LegacyTitledEnumSchema(MCPModel):
@@ -1117,179 +459,6 @@ class LegacyTitledEnumSchema(MCPModel):
     type: Literal["string"]
 
 
-class ListPromptsRequest(MCPModel):
-    """
-    Sent from the client to request a list of prompts and prompt templates the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
-    params: PaginatedRequestParams | None = None
-
-
-class ListPromptsResult(MCPModel):
-    """
-    The server's response to a prompts/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    prompts: list[Prompt]
-
-
-class ListResourceTemplatesRequest(MCPModel):
-    """
-    Sent from the client to request a list of resource templates the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
-    params: PaginatedRequestParams | None = None
-
-
-class ListResourceTemplatesResult(MCPModel):
-    """
-    The server's response to a resources/templates/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resource_templates: Annotated[
-        list[ResourceTemplate], Field(alias="resourceTemplates")
-    ]
-
-
-class ListResourcesRequest(MCPModel):
-    """
-    Sent from the client to request a list of resources the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
-    params: PaginatedRequestParams | None = None
-
-
-class ListResourcesResult(MCPModel):
-    """
-    The server's response to a resources/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resources: list[Resource]
-
-
-class ListRootsRequest(MCPModel):
-    """
-    Sent from the server to request a list of root URIs from the client. Roots allow
-    servers to ask for specific directories or files to operate on. A common example
-    for roots is providing a set of repositories or directories a server should operate
-    on.
-
-    This request is typically used when the server needs to understand the file system
-    structure or access specific locations that the client has permission to read from.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["roots/list"]
-    params: RequestParams | None = None
-
-
-class ListRootsResult(MCPModel):
-    """
-    The client's response to a roots/list request from the server.
-    This result contains an array of Root objects, each representing a root directory
-    or file that the server can operate on.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    roots: list[Root]
-
-
-class ListTasksRequest(MCPModel):
-    """
-    A request to retrieve a list of tasks.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/list"]
-    params: PaginatedRequestParams | None = None
-
-
-class ListTasksResult(MCPModel):
-    """
-    The response to a tasks/list request.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    tasks: list[Task]
-
-
-class ListToolsRequest(MCPModel):
-    """
-    Sent from the client to request a list of tools the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
-    params: PaginatedRequestParams | None = None
-
-
-class ListToolsResult(MCPModel):
-    """
-    The server's response to a tools/list request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    tools: list[Tool]
-
-
 LoggingLevel = TypeAliasType(
     "LoggingLevel",
     Literal[
@@ -1302,16 +471,6 @@ The severity of a log message.
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 """
-
-
-class LoggingMessageNotification(MCPModel):
-    """
-    JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
-    params: LoggingMessageNotificationParams
 
 
 class LoggingMessageNotificationParams(MCPModel):
@@ -1335,6 +494,16 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     An optional name of the logger issuing this message.
     """
+
+
+class LoggingMessageNotification(MCPModel):
+    """
+    JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
 
 
 class ModelHint(MCPModel):
@@ -1423,6 +592,16 @@ class NotificationParams(MCPModel):
     """
 
 
+class InitializedNotification(MCPModel):
+    """
+    This notification is sent from the client to the server after initialization has finished.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/initialized"]
+    params: NotificationParams | None = None
+
+
 class NumberSchema(MCPModel):
     default: StrictInt | StrictFloat | None = None
     description: str | None = None
@@ -1430,29 +609,6 @@ class NumberSchema(MCPModel):
     minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
-
-
-class PaginatedRequest(MCPModel):
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: str
-    params: PaginatedRequestParams | None = None
-
-
-class PaginatedRequestParams(MCPModel):
-    """
-    Common parameters for paginated requests.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
 
 
 class PaginatedResult(MCPModel):
@@ -1465,6 +621,12 @@ class PaginatedResult(MCPModel):
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
+
+
+ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
+"""
+A progress token, used to associate progress notifications with the original request.
+"""
 
 
 class ParamsMeta(MCPModel):
@@ -1481,25 +643,56 @@ class ParamsMeta(MCPModel):
     """
 
 
-class PingRequest(MCPModel):
+class GetPromptRequestParams(MCPModel):
     """
-    A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["ping"]
-    params: RequestParams | None = None
-
-
-class ProgressNotification(MCPModel):
-    """
-    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
+    Parameters for a `prompts/get` request.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
-    params: ProgressNotificationParams
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    arguments: dict[str, str] | None = None
+    """
+    Arguments to use for templating the prompt.
+    """
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
+
+
+class InitializeRequestParams(MCPModel):
+    """
+    Parameters for an `initialize` request.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    capabilities: ClientCapabilities
+    client_info: Annotated[Implementation, Field(alias="clientInfo")]
+    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    """
+    The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
+    """
+
+
+class PaginatedRequestParams(MCPModel):
+    """
+    Common parameters for paginated requests.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    cursor: str | None = None
+    """
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
 
 
 class ProgressNotificationParams(MCPModel):
@@ -1529,10 +722,42 @@ class ProgressNotificationParams(MCPModel):
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
-"""
-A progress token, used to associate progress notifications with the original request.
-"""
+class ProgressNotification(MCPModel):
+    """
+    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParams
+
+
+class PromptArgument(MCPModel):
+    """
+    Describes an argument that a prompt can accept.
+    """
+
+    description: str | None = None
+    """
+    A human-readable description of the argument.
+    """
+    name: str
+    """
+    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    """
+    required: StrictBool | None = None
+    """
+    Whether this argument must be provided.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    even by those unfamiliar with domain-specific terminology.
+
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present).
+    """
 
 
 class Prompt(MCPModel):
@@ -1579,32 +804,21 @@ class Prompt(MCPModel):
     """
 
 
-class PromptArgument(MCPModel):
+class ListPromptsResult(MCPModel):
     """
-    Describes an argument that a prompt can accept.
+    The server's response to a prompts/list request from the client.
     """
 
-    description: str | None = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
-    A human-readable description of the argument.
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    name: str
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
-    required: StrictBool | None = None
-    """
-    Whether this argument must be provided.
-    """
-    title: str | None = None
-    """
-    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-    even by those unfamiliar with domain-specific terminology.
-
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
-    """
+    prompts: list[Prompt]
 
 
 class PromptListChangedNotification(MCPModel):
@@ -1615,18 +829,6 @@ class PromptListChangedNotification(MCPModel):
     jsonrpc: Literal["2.0"]
     method: Literal["notifications/prompts/list_changed"]
     params: NotificationParams | None = None
-
-
-class PromptMessage(MCPModel):
-    """
-    Describes a message returned as part of a prompt.
-
-    This is similar to `SamplingMessage`, but also supports the embedding of
-    resources from the MCP server.
-    """
-
-    content: ContentBlock
-    role: Role
 
 
 class PromptReference(MCPModel):
@@ -1650,17 +852,6 @@ class PromptReference(MCPModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequest(MCPModel):
-    """
-    Sent from the client to the server, to read a specific resource URI.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
-    params: ReadResourceRequestParams
-
-
 class ReadResourceRequestParams(MCPModel):
     """
     Parameters for a `resources/read` request.
@@ -1674,18 +865,6 @@ class ReadResourceRequestParams(MCPModel):
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
-
-
-class ReadResourceResult(MCPModel):
-    """
-    The server's response to a resources/read request from the client.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    contents: list[TextResourceContents | BlobResourceContents]
 
 
 class RelatedTaskMetadata(MCPModel):
@@ -1711,6 +890,196 @@ A uniquely identifying ID for a request in JSON-RPC.
 """
 
 
+class CancelTaskRequest(MCPModel):
+    """
+    A request to cancel a task.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/cancel"]
+    params: CancelTaskRequestParams
+
+
+class CancelledNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/cancelled` notification.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    reason: str | None = None
+    """
+    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    """
+    request_id: Annotated[RequestId | None, Field(alias="requestId")] = None
+    """
+    The ID of the request to cancel.
+
+    This MUST correspond to the ID of a request previously issued in the same direction.
+    This MUST be provided for cancelling non-task requests.
+    This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
+    """
+
+
+class CancelledNotification(MCPModel):
+    """
+    This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
+
+    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
+
+    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
+
+    A client MUST NOT attempt to cancel its `initialize` request.
+
+    For task cancellation, use the `tasks/cancel` request instead of this notification.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+class GetPromptRequest(MCPModel):
+    """
+    Used by the client to get a prompt provided by the server.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
+
+
+class GetTaskPayloadRequest(MCPModel):
+    """
+    A request to retrieve the result of a completed task.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/result"]
+    params: GetTaskPayloadRequestParams
+
+
+class GetTaskRequest(MCPModel):
+    """
+    A request to retrieve the state of a task.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/get"]
+    params: GetTaskRequestParams
+
+
+class InitializeRequest(MCPModel):
+    """
+    This request is sent from the client to the server when it first connects, asking it to begin initialization.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["initialize"]
+    params: InitializeRequestParams
+
+
+class JSONRPCErrorResponse(MCPModel):
+    """
+    A response to a request that indicates an error occurred.
+    """
+
+    error: Error
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCRequest(MCPModel):
+    """
+    A request that expects a response.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class ListPromptsRequest(MCPModel):
+    """
+    Sent from the client to request a list of prompts and prompt templates the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/list"]
+    params: PaginatedRequestParams | None = None
+
+
+class ListResourceTemplatesRequest(MCPModel):
+    """
+    Sent from the client to request a list of resource templates the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/templates/list"]
+    params: PaginatedRequestParams | None = None
+
+
+class ListResourcesRequest(MCPModel):
+    """
+    Sent from the client to request a list of resources the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/list"]
+    params: PaginatedRequestParams | None = None
+
+
+class ListTasksRequest(MCPModel):
+    """
+    A request to retrieve a list of tasks.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/list"]
+    params: PaginatedRequestParams | None = None
+
+
+class ListToolsRequest(MCPModel):
+    """
+    Sent from the client to request a list of tools the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/list"]
+    params: PaginatedRequestParams | None = None
+
+
+class PaginatedRequest(MCPModel):
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: str
+    params: PaginatedRequestParams | None = None
+
+
+class ReadResourceRequest(MCPModel):
+    """
+    Sent from the client to the server, to read a specific resource URI.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParams
+
+
 class RequestParams(MCPModel):
     """
     Common params for any request.
@@ -1720,6 +1089,272 @@ class RequestParams(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
+
+
+class ListRootsRequest(MCPModel):
+    """
+    Sent from the server to request a list of root URIs from the client. Roots allow
+    servers to ask for specific directories or files to operate on. A common example
+    for roots is providing a set of repositories or directories a server should operate
+    on.
+
+    This request is typically used when the server needs to understand the file system
+    structure or access specific locations that the client has permission to read from.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["roots/list"]
+    params: RequestParams | None = None
+
+
+class PingRequest(MCPModel):
+    """
+    A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["ping"]
+    params: RequestParams | None = None
+
+
+class ResourceContents(MCPModel):
+    """
+    The contents of a specific resource or sub-resource.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    """
+    The MIME type of this resource, if known.
+    """
+    uri: str
+    """
+    The URI of this resource.
+    """
+
+
+class ResourceListChangedNotification(MCPModel):
+    """
+    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/list_changed"]
+    params: NotificationParams | None = None
+
+
+class ResourceRequestParams(MCPModel):
+    """
+    Common parameters when working with resources.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
+class ResourceTemplateReference(MCPModel):
+    """
+    A reference to a resource or resource template definition.
+    """
+
+    type: Literal["ref/resource"]
+    uri: str
+    """
+    The URI or URI template of the resource.
+    """
+
+
+class CompleteRequestParams(MCPModel):
+    """
+    Parameters for a `completion/complete` request.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    argument: CompleteRequestParamsArgument
+    """
+    The argument's information
+    """
+    context: CompleteRequestParamsContext | None = None
+    """
+    Additional, optional context for completions
+    """
+    ref: Annotated[
+        PromptReference | ResourceTemplateReference, Field(discriminator="type")
+    ]
+
+
+class CompleteRequest(MCPModel):
+    """
+    A request from the client to the server, to ask for completion options.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class ResourceUpdatedNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/resources/updated` notification.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    uri: str
+    """
+    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    """
+
+
+class ResourceUpdatedNotification(MCPModel):
+    """
+    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParams
+
+
+class Result(MCPModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+
+
+EmptyResult = TypeAliasType("EmptyResult", Result)
+
+
+class JSONRPCResultResponse(MCPModel):
+    """
+    A successful (non-error) response to a request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Result
+
+
+JSONRPCMessage = TypeAliasType(
+    "JSONRPCMessage",
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse,
+)
+"""
+Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
+"""
+
+
+JSONRPCResponse = TypeAliasType(
+    "JSONRPCResponse", JSONRPCResultResponse | JSONRPCErrorResponse
+)
+"""
+A response to a request, containing either the result or error.
+"""
+
+
+Role = TypeAliasType("Role", Literal["assistant", "user"])
+"""
+The sender or recipient of messages and data in a conversation.
+"""
+
+
+class Annotations(MCPModel):
+    """
+    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+    """
+
+    audience: list[Role] | None = None
+    """
+    Describes who the intended audience of this object or data is.
+
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
+    """
+    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
+    """
+    The moment the resource was last modified, as an ISO 8601 formatted string.
+
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+
+    Examples: last activity timestamp in an open file, timestamp when the resource
+    was attached, etc.
+    """
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    """
+    Describes how important this data is for operating the server.
+
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional.
+    """
+
+
+class AudioContent(MCPModel):
+    """
+    Audio provided to or from an LLM.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    data: str
+    """
+    The base64-encoded audio data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the audio. Different providers may support different audio types.
+    """
+    type: Literal["audio"]
+
+
+class ImageContent(MCPModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    data: str
+    """
+    The base64-encoded image data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the image. Different providers may support different image types.
+    """
+    type: Literal["image"]
 
 
 class Resource(MCPModel):
@@ -1782,23 +1417,21 @@ class Resource(MCPModel):
     """
 
 
-class ResourceContents(MCPModel):
+class ListResourcesResult(MCPModel):
     """
-    The contents of a specific resource or sub-resource.
+    The server's response to a resources/list request from the client.
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    The MIME type of this resource, if known.
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
-    uri: str
-    """
-    The URI of this resource.
-    """
+    resources: list[Resource]
 
 
 class ResourceLink(MCPModel):
@@ -1864,31 +1497,6 @@ class ResourceLink(MCPModel):
     """
 
 
-class ResourceListChangedNotification(MCPModel):
-    """
-    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
-    params: NotificationParams | None = None
-
-
-class ResourceRequestParams(MCPModel):
-    """
-    Common parameters when working with resources.
-    """
-
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
 class ResourceTemplate(MCPModel):
     """
     A template description for resources available on the server.
@@ -1943,60 +1551,23 @@ class ResourceTemplate(MCPModel):
     """
 
 
-class ResourceTemplateReference(MCPModel):
+class ListResourceTemplatesResult(MCPModel):
     """
-    A reference to a resource or resource template definition.
-    """
-
-    type: Literal["ref/resource"]
-    uri: str
-    """
-    The URI or URI template of the resource.
-    """
-
-
-class ResourceUpdatedNotification(MCPModel):
-    """
-    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
-    params: ResourceUpdatedNotificationParams
-
-
-class ResourceUpdatedNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/resources/updated` notification.
+    The server's response to a resources/templates/list request from the client.
     """
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
-
-
-class Result(MCPModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-
-
-EmptyResult = TypeAliasType("EmptyResult", Result)
-
-
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
+    resource_templates: Annotated[
+        list[ResourceTemplate], Field(alias="resourceTemplates")
+    ]
 
 
 class Root(MCPModel):
@@ -2022,6 +1593,20 @@ class Root(MCPModel):
     """
 
 
+class ListRootsResult(MCPModel):
+    """
+    The client's response to a roots/list request from the server.
+    This result contains an array of Root objects, each representing a root directory
+    or file that the server can operate on.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    roots: list[Root]
+
+
 class RootsListChangedNotification(MCPModel):
     """
     A notification from the client to the server, informing it that the list of roots has changed.
@@ -2034,17 +1619,82 @@ class RootsListChangedNotification(MCPModel):
     params: NotificationParams | None = None
 
 
-class SamplingMessage(MCPModel):
+class ServerCapabilitiesPrompts(MCPModel):
     """
-    Describes a message issued to or received from an LLM API.
+    Present if the server offers any prompt templates.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    Whether this server supports notifications for changes to the prompt list.
     """
-    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
-    role: Role
+
+
+class ServerCapabilitiesResources(MCPModel):
+    """
+    Present if the server offers any resources to read.
+    """
+
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    """
+    Whether this server supports notifications for changes to the resource list.
+    """
+    subscribe: StrictBool | None = None
+    """
+    Whether this server supports subscribing to resource updates.
+    """
+
+
+class ServerCapabilitiesTasksRequestsTools(MCPModel):
+    """
+    Task support for tool-related requests.
+    """
+
+    call: dict[str, Any] | None = None
+    """
+    Whether the server supports task-augmented tools/call requests.
+    """
+
+
+class ServerCapabilitiesTasksRequests(MCPModel):
+    """
+    Specifies which request types can be augmented with tasks.
+    """
+
+    tools: ServerCapabilitiesTasksRequestsTools | None = None
+    """
+    Task support for tool-related requests.
+    """
+
+
+class ServerCapabilitiesTasks(MCPModel):
+    """
+    Present if the server supports task-augmented requests.
+    """
+
+    cancel: dict[str, Any] | None = None
+    """
+    Whether this server supports tasks/cancel.
+    """
+    list: dict[str, Any] | None = None
+    """
+    Whether this server supports tasks/list.
+    """
+    requests: ServerCapabilitiesTasksRequests | None = None
+    """
+    Specifies which request types can be augmented with tasks.
+    """
+
+
+class ServerCapabilitiesTools(MCPModel):
+    """
+    Present if the server offers any tools to call.
+    """
+
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    """
+    Whether this server supports notifications for changes to the tool list.
+    """
 
 
 class ServerCapabilities(MCPModel):
@@ -2082,109 +1732,27 @@ class ServerCapabilities(MCPModel):
     """
 
 
-class ServerCapabilitiesPrompts(MCPModel):
+class InitializeResult(MCPModel):
     """
-    Present if the server offers any prompt templates.
-    """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
-    """
-    Whether this server supports notifications for changes to the prompt list.
+    After receiving an initialize request from the client, the server sends this response.
     """
 
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+    """
+    Instructions describing how to use the server and its features.
 
-class ServerCapabilitiesResources(MCPModel):
+    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     """
-    Present if the server offers any resources to read.
+    protocol_version: Annotated[str, Field(alias="protocolVersion")]
     """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     """
-    Whether this server supports notifications for changes to the resource list.
-    """
-    subscribe: StrictBool | None = None
-    """
-    Whether this server supports subscribing to resource updates.
-    """
-
-
-class ServerCapabilitiesTasks(MCPModel):
-    """
-    Present if the server supports task-augmented requests.
-    """
-
-    cancel: dict[str, Any] | None = None
-    """
-    Whether this server supports tasks/cancel.
-    """
-    list: dict[str, Any] | None = None
-    """
-    Whether this server supports tasks/list.
-    """
-    requests: ServerCapabilitiesTasksRequests | None = None
-    """
-    Specifies which request types can be augmented with tasks.
-    """
-
-
-class ServerCapabilitiesTasksRequests(MCPModel):
-    """
-    Specifies which request types can be augmented with tasks.
-    """
-
-    tools: ServerCapabilitiesTasksRequestsTools | None = None
-    """
-    Task support for tool-related requests.
-    """
-
-
-class ServerCapabilitiesTasksRequestsTools(MCPModel):
-    """
-    Task support for tool-related requests.
-    """
-
-    call: dict[str, Any] | None = None
-    """
-    Whether the server supports task-augmented tools/call requests.
-    """
-
-
-class ServerCapabilitiesTools(MCPModel):
-    """
-    Present if the server offers any tools to call.
-    """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
-    """
-    Whether this server supports notifications for changes to the tool list.
-    """
-
-
-ServerRequest = TypeAliasType(
-    "ServerRequest",
-    Annotated[
-        PingRequest
-        | GetTaskRequest
-        | GetTaskPayloadRequest
-        | CancelTaskRequest
-        | ListTasksRequest
-        | CreateMessageRequest
-        | ListRootsRequest
-        | ElicitRequest,
-        Field(discriminator="method"),
-    ],
-)
-
-
-class SetLevelRequest(MCPModel):
-    """
-    A request from the client to the server, to enable or adjust logging.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["logging/setLevel"]
-    params: SetLevelRequestParams
+    server_info: Annotated[Implementation, Field(alias="serverInfo")]
 
 
 class SetLevelRequestParams(MCPModel):
@@ -2202,6 +1770,17 @@ class SetLevelRequestParams(MCPModel):
     """
 
 
+class SetLevelRequest(MCPModel):
+    """
+    A request from the client to the server, to enable or adjust logging.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["logging/setLevel"]
+    params: SetLevelRequestParams
+
+
 class StringSchema(MCPModel):
     default: str | None = None
     description: str | None = None
@@ -2210,17 +1789,6 @@ class StringSchema(MCPModel):
     min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: str | None = None
     type: Literal["string"]
-
-
-class SubscribeRequest(MCPModel):
-    """
-    Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/subscribe"]
-    params: SubscribeRequestParams
 
 
 class SubscribeRequestParams(MCPModel):
@@ -2236,6 +1804,134 @@ class SubscribeRequestParams(MCPModel):
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
+
+
+class SubscribeRequest(MCPModel):
+    """
+    Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/subscribe"]
+    params: SubscribeRequestParams
+
+
+class TaskMetadata(MCPModel):
+    """
+    Metadata for augmenting a request with task execution.
+    Include this in the `task` field of the request parameters.
+    """
+
+    ttl: StrictInt | None = None
+    """
+    Requested duration in milliseconds to retain task from creation.
+    """
+
+
+class CallToolRequestParams(MCPModel):
+    """
+    Parameters for a `tools/call` request.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    arguments: dict[str, Any] | None = None
+    """
+    Arguments to use for the tool call.
+    """
+    name: str
+    """
+    The name of the tool.
+    """
+    task: TaskMetadata | None = None
+    """
+    If specified, the caller is requesting task-augmented execution for this request.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
+
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities.
+    """
+
+
+class CallToolRequest(MCPModel):
+    """
+    Used by the client to invoke a tool provided by the server.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/call"]
+    params: CallToolRequestParams
+
+
+class ElicitRequestURLParams(MCPModel):
+    """
+    The parameters for a request to elicit information from the user via a URL in the client.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    """
+    The ID of the elicitation, which must be unique within the context of the server.
+    The client MUST treat this ID as an opaque value.
+    """
+    message: str
+    """
+    The message to present to the user explaining why the interaction is needed.
+    """
+    mode: Literal["url"]
+    """
+    The elicitation mode.
+    """
+    task: TaskMetadata | None = None
+    """
+    If specified, the caller is requesting task-augmented execution for this request.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
+
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities.
+    """
+    url: str
+    """
+    The URL that the user should navigate to.
+    """
+
+
+class TaskAugmentedRequestParams(MCPModel):
+    """
+    Common params for any task-augmented request.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    task: TaskMetadata | None = None
+    """
+    If specified, the caller is requesting task-augmented execution for this request.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
+
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities.
+    """
+
+
+TaskStatus = TypeAliasType(
+    "TaskStatus",
+    Literal["cancelled", "completed", "failed", "input_required", "working"],
+)
+"""
+The status of a task.
+"""
 
 
 class Task(MCPModel):
@@ -2283,83 +1979,45 @@ class CancelTaskResult(Result, Task):
     """
 
 
+class CreateTaskResult(MCPModel):
+    """
+    A response to a task-augmented request.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    task: Task
+
+
 class GetTaskResult(Result, Task):
     """
     The response to a tasks/get request.
     """
 
 
-ClientResult = TypeAliasType(
-    "ClientResult",
-    Result
-    | GetTaskResult
-    | GetTaskPayloadResult
-    | CancelTaskResult
-    | ListTasksResult
-    | CreateMessageResult
-    | ListRootsResult
-    | ElicitResult,
-)
-
-
-ServerResult = TypeAliasType(
-    "ServerResult",
-    Result
-    | InitializeResult
-    | ListResourcesResult
-    | ListResourceTemplatesResult
-    | ReadResourceResult
-    | ListPromptsResult
-    | GetPromptResult
-    | ListToolsResult
-    | CallToolResult
-    | GetTaskResult
-    | GetTaskPayloadResult
-    | CancelTaskResult
-    | ListTasksResult
-    | CompleteResult,
-)
-
-
-class TaskAugmentedRequestParams(MCPModel):
+class ListTasksResult(MCPModel):
     """
-    Common params for any task-augmented request.
+    The response to a tasks/list request.
     """
 
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    task: TaskMetadata | None = None
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    If specified, the caller is requesting task-augmented execution for this request.
-    The request will return a CreateTaskResult immediately, and the actual result can be
-    retrieved later via tasks/result.
-
-    Task augmentation is subject to capability negotiation - receivers MUST declare support
-    for task augmentation of specific request types in their capabilities.
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
+    tasks: list[Task]
 
 
-class TaskMetadata(MCPModel):
+class TaskStatusNotificationParams(NotificationParams, Task):
     """
-    Metadata for augmenting a request with task execution.
-    Include this in the `task` field of the request parameters.
+    Parameters for a `notifications/tasks/status` notification.
     """
-
-    ttl: StrictInt | None = None
-    """
-    Requested duration in milliseconds to retain task from creation.
-    """
-
-
-TaskStatus = TypeAliasType(
-    "TaskStatus",
-    Literal["cancelled", "completed", "failed", "input_required", "working"],
-)
-"""
-The status of a task.
-"""
 
 
 class TaskStatusNotification(MCPModel):
@@ -2385,12 +2043,6 @@ ClientNotification = TypeAliasType(
 )
 
 
-class TaskStatusNotificationParams(NotificationParams, Task):
-    """
-    Parameters for a `notifications/tasks/status` notification.
-    """
-
-
 class TextContent(MCPModel):
     """
     Text provided to or from an LLM.
@@ -2411,15 +2063,6 @@ class TextContent(MCPModel):
     type: Literal["text"]
 
 
-ContentBlock = TypeAliasType(
-    "ContentBlock",
-    Annotated[
-        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-        Field(discriminator="type"),
-    ],
-)
-
-
 class TextResourceContents(MCPModel):
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """
@@ -2436,6 +2079,135 @@ class TextResourceContents(MCPModel):
     uri: str
     """
     The URI of this resource.
+    """
+
+
+class EmbeddedResource(MCPModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+
+    It is up to the client how best to render embedded resources for the benefit
+    of the LLM and/or the user.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    resource: TextResourceContents | BlobResourceContents
+    type: Literal["resource"]
+
+
+ContentBlock = TypeAliasType(
+    "ContentBlock",
+    Annotated[
+        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class CallToolResult(MCPModel):
+    """
+    The server's response to a tool call.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    content: list[ContentBlock]
+    """
+    A list of content objects that represent the unstructured result of the tool call.
+    """
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    """
+    Whether the tool call ended in an error.
+
+    If not set, this is assumed to be false (the call was successful).
+
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
+
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response.
+    """
+    structured_content: Annotated[
+        dict[str, Any] | None, Field(alias="structuredContent")
+    ] = None
+    """
+    An optional JSON object that represents the structured result of the tool call.
+    """
+
+
+class PromptMessage(MCPModel):
+    """
+    Describes a message returned as part of a prompt.
+
+    This is similar to `SamplingMessage`, but also supports the embedding of
+    resources from the MCP server.
+    """
+
+    content: ContentBlock
+    role: Role
+
+
+class GetPromptResult(MCPModel):
+    """
+    The server's response to a prompts/get request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    description: str | None = None
+    """
+    An optional description for the prompt.
+    """
+    messages: list[PromptMessage]
+
+
+class ReadResourceResult(MCPModel):
+    """
+    The server's response to a resources/read request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    contents: list[TextResourceContents | BlobResourceContents]
+
+
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
+    const: str
+    """
+    The constant enum value.
+    """
+    title: str
+    """
+    Display title for this option.
+    """
+
+
+class TitledMultiSelectEnumSchemaItems(MCPModel):
+    """
+    Schema for array items with enum options and display labels.
+    """
+
+    any_of: Annotated[
+        list[TitledMultiSelectEnumSchemaItemsAnyOfItem], Field(alias="anyOf")
+    ]
+    """
+    Array of enum options with values and display labels.
     """
 
 
@@ -2471,27 +2243,14 @@ class TitledMultiSelectEnumSchema(MCPModel):
     type: Literal["array"]
 
 
-class TitledMultiSelectEnumSchemaItems(MCPModel):
-    """
-    Schema for array items with enum options and display labels.
-    """
-
-    any_of: Annotated[
-        list[TitledMultiSelectEnumSchemaItemsAnyOfItem], Field(alias="anyOf")
-    ]
-    """
-    Array of enum options with values and display labels.
-    """
-
-
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
+class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
     const: str
     """
-    The constant enum value.
+    The enum value.
     """
     title: str
     """
-    Display title for this option.
+    Display label for this option.
     """
 
 
@@ -2517,83 +2276,6 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Optional title for the enum field.
     """
     type: Literal["string"]
-
-
-class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-    const: str
-    """
-    The enum value.
-    """
-    title: str
-    """
-    Display label for this option.
-    """
-
-
-class Tool(MCPModel):
-    """
-    Definition for a tool the client can call.
-    """
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    """
-    annotations: ToolAnnotations | None = None
-    """
-    Optional additional tool information.
-
-    Display name precedence order is: title, annotations.title, then name.
-    """
-    description: str | None = None
-    """
-    A human-readable description of the tool.
-
-    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-    """
-    execution: ToolExecution | None = None
-    """
-    Execution-related properties for this tool.
-    """
-    icons: list[Icon] | None = None
-    """
-    Optional set of sized icons that the client can display in a user interface.
-
-    Clients that support rendering icons MUST support at least the following MIME types:
-    - `image/png` - PNG images (safe, universal compatibility)
-    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-    Clients that support rendering icons SHOULD also support:
-    - `image/svg+xml` - SVG images (scalable but requires security precautions)
-    - `image/webp` - WebP images (modern, efficient format)
-    """
-    input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    """
-    A JSON Schema object defining the expected parameters for the tool.
-    """
-    name: str
-    """
-    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    """
-    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = (
-        None
-    )
-    """
-    An optional JSON Schema object defining the structure of the tool's output returned in
-    the structuredContent field of a CallToolResult.
-
-    Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
-    Currently restricted to type: "object" at the root level.
-    """
-    title: str | None = None
-    """
-    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-    even by those unfamiliar with domain-specific terminology.
-
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
-    """
 
 
 class ToolAnnotations(MCPModel):
@@ -2737,6 +2419,108 @@ class ToolOutputSchema(MCPModel):
     type: Literal["object"]
 
 
+class Tool(MCPModel):
+    """
+    Definition for a tool the client can call.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    annotations: ToolAnnotations | None = None
+    """
+    Optional additional tool information.
+
+    Display name precedence order is: title, annotations.title, then name.
+    """
+    description: str | None = None
+    """
+    A human-readable description of the tool.
+
+    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
+    """
+    execution: ToolExecution | None = None
+    """
+    Execution-related properties for this tool.
+    """
+    icons: list[Icon] | None = None
+    """
+    Optional set of sized icons that the client can display in a user interface.
+
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)
+    """
+    input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
+    """
+    A JSON Schema object defining the expected parameters for the tool.
+    """
+    name: str
+    """
+    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    """
+    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = (
+        None
+    )
+    """
+    An optional JSON Schema object defining the structure of the tool's output returned in
+    the structuredContent field of a CallToolResult.
+
+    Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
+    Currently restricted to type: "object" at the root level.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    even by those unfamiliar with domain-specific terminology.
+
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present).
+    """
+
+
+class ListToolsResult(MCPModel):
+    """
+    The server's response to a tools/list request from the client.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    tools: list[Tool]
+
+
+ServerResult = TypeAliasType(
+    "ServerResult",
+    Result
+    | InitializeResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CompleteResult,
+)
+
+
 class ToolResultContent(MCPModel):
     """
     The result of a tool use, provided by the user back to the assistant.
@@ -2818,14 +2602,148 @@ SamplingMessageContentBlock = TypeAliasType(
 )
 
 
-class URLElicitationRequiredError(MCPModel):
+class CreateMessageResult(MCPModel):
     """
-    An error response that indicates that the server requires the client to provide additional information via an elicitation request.
+    The client's response to a sampling/createMessage request from the server.
+    The client should inform the user before returning the sampled message, to allow them
+    to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    error: URLElicitationRequiredErrorError
-    id: RequestId | None = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
+    model: str
+    """
+    The name of the model that generated the message.
+    """
+    role: Role
+    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    """
+    The reason why sampling stopped, if known.
+
+    Standard values:
+    - "endTurn": Natural end of the assistant's turn
+    - "stopSequence": A stop sequence was encountered
+    - "maxTokens": Maximum token limit was reached
+    - "toolUse": The model wants to use one or more tools
+
+    This field is an open string to allow for provider-specific stop reasons.
+    """
+
+
+ClientResult = TypeAliasType(
+    "ClientResult",
+    Result
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CreateMessageResult
+    | ListRootsResult
+    | ElicitResult,
+)
+
+
+class SamplingMessage(MCPModel):
+    """
+    Describes a message issued to or received from an LLM API.
+    """
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
+    role: Role
+
+
+class CreateMessageRequestParams(MCPModel):
+    """
+    Parameters for a `sampling/createMessage` request.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    include_context: Annotated[
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+    ] = None
+    """
+    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+    The client MAY ignore this request.
+
+    Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
+    declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
+    """
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
+    """
+    The requested maximum number of tokens to sample (to prevent runaway completions).
+
+    The client MAY choose to sample fewer tokens than the requested maximum.
+    """
+    messages: list[SamplingMessage]
+    metadata: dict[str, Any] | None = None
+    """
+    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    """
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences")
+    ] = None
+    """
+    The server's preferences for which model to select. The client MAY ignore these preferences.
+    """
+    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    """
+    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    """
+    task: TaskMetadata | None = None
+    """
+    If specified, the caller is requesting task-augmented execution for this request.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
+
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities.
+    """
+    temperature: StrictInt | StrictFloat | None = None
+    tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
+    """
+    Controls how the model uses tools.
+    The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+    Default is `{ mode: "auto" }`.
+    """
+    tools: list[Tool] | None = None
+    """
+    Tools that the model may use during generation.
+    The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+    """
+
+
+class CreateMessageRequest(MCPModel):
+    """
+    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
+    """
+
+    id: RequestId
     jsonrpc: Literal["2.0"]
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
+
+
+class URLElicitationRequiredErrorErrorData(MCPModel):
+    """
+    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    elicitations: list[ElicitRequestURLParams]
 
 
 class URLElicitationRequiredErrorError(Error):
@@ -2839,15 +2757,29 @@ class URLElicitationRequiredErrorError(Error):
     """
 
 
-class URLElicitationRequiredErrorErrorData(MCPModel):
+class URLElicitationRequiredError(MCPModel):
     """
-    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    An error response that indicates that the server requires the client to provide additional information via an elicitation request.
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    elicitations: list[ElicitRequestURLParams]
+    error: URLElicitationRequiredErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class UnsubscribeRequestParams(MCPModel):
+    """
+    Parameters for a `resources/unsubscribe` request.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
 
 
 class UnsubscribeRequest(MCPModel):
@@ -2886,19 +2818,16 @@ ClientRequest = TypeAliasType(
 )
 
 
-class UnsubscribeRequestParams(MCPModel):
+class UntitledMultiSelectEnumSchemaItems(MCPModel):
     """
-    Parameters for a `resources/unsubscribe` request.
+    Schema for the array items.
     """
 
-    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    enum: list[str]
     """
-    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    Array of enum values to choose from.
     """
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
+    type: Literal["string"]
 
 
 class UntitledMultiSelectEnumSchema(MCPModel):
@@ -2936,18 +2865,6 @@ class UntitledMultiSelectEnumSchema(MCPModel):
 MultiSelectEnumSchema = TypeAliasType(
     "MultiSelectEnumSchema", UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
 )
-
-
-class UntitledMultiSelectEnumSchemaItems(MCPModel):
-    """
-    Schema for the array items.
-    """
-
-    enum: list[str]
-    """
-    Array of enum values to choose from.
-    """
-    type: Literal["string"]
 
 
 class UntitledSingleSelectEnumSchema(MCPModel):
@@ -2999,6 +2916,88 @@ PrimitiveSchemaDefinition = TypeAliasType(
 Restricted schema definitions that only allow primitive types
 without nested objects or arrays.
 """
+
+
+class ElicitRequestFormParamsRequestedSchema(MCPModel):
+    """
+    A restricted subset of JSON Schema.
+    Only top-level properties are allowed, without nesting.
+    """
+
+    schema_: Annotated[str | None, Field(alias="$schema")] = None
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: list[str] | None = None
+    type: Literal["object"]
+
+
+class ElicitRequestFormParams(MCPModel):
+    """
+    The parameters for a request to elicit non-sensitive information from the user via a form in the client.
+    """
+
+    meta: Annotated[ParamsMeta | None, Field(alias="_meta")] = None
+    """
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    """
+    message: str
+    """
+    The message to present to the user describing what information is being requested.
+    """
+    mode: Literal["form"] | None = None
+    """
+    The elicitation mode.
+    """
+    requested_schema: Annotated[
+        ElicitRequestFormParamsRequestedSchema, Field(alias="requestedSchema")
+    ]
+    """
+    A restricted subset of JSON Schema.
+    Only top-level properties are allowed, without nesting.
+    """
+    task: TaskMetadata | None = None
+    """
+    If specified, the caller is requesting task-augmented execution for this request.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
+
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities.
+    """
+
+
+ElicitRequestParams = TypeAliasType(
+    "ElicitRequestParams", ElicitRequestURLParams | ElicitRequestFormParams
+)
+"""
+The parameters for a request to elicit additional information from the user via the client.
+"""
+
+
+class ElicitRequest(MCPModel):
+    """
+    A request from the server to elicit additional information from the user via the client.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["elicitation/create"]
+    params: ElicitRequestParams
+
+
+ServerRequest = TypeAliasType(
+    "ServerRequest",
+    Annotated[
+        PingRequest
+        | GetTaskRequest
+        | GetTaskPayloadRequest
+        | CancelTaskRequest
+        | ListTasksRequest
+        | CreateMessageRequest
+        | ListRootsRequest
+        | ElicitRequest,
+        Field(discriminator="method"),
+    ],
+)
 
 
 SingleSelectEnumSchema = TypeAliasType(

@@ -4,62 +4,10 @@
 # Regenerate: mcp-codegen --version 2026-07-28 --out <this folder>
 """Pydantic v2 models of every definition in the MCP schema, revision 2026-07-28."""
 
-from __future__ import annotations
 from mcp_codegen.runtime.model import MCPModel
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 from typing import Annotated, Any, Literal, Union
 from typing_extensions import TypeAliasType
-
-
-class Annotations(MCPModel):
-    """
-    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    """
-
-    audience: list[Role] | None = None
-    """
-    Describes who the intended audience of this object or data is.
-
-    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-    """
-    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
-    """
-    The moment the resource was last modified, as an ISO 8601 formatted string.
-
-    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-    Examples: last activity timestamp in an open file, timestamp when the resource
-    was attached, etc.
-    """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
-    """
-    Describes how important this data is for operating the server.
-
-    A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
-    """
-
-
-class AudioContent(MCPModel):
-    """
-    Audio provided to or from an LLM.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    data: str
-    """
-    The base64-encoded audio data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the audio. Different providers may support different audio types.
-    """
-    type: Literal["audio"]
 
 
 class BaseMetadata(MCPModel):
@@ -82,287 +30,11 @@ class BaseMetadata(MCPModel):
     """
 
 
-class BlobResourceContents(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    blob: str
-    """
-    A base64-encoded string representing the binary data of the item.
-    """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
-    """
-    The MIME type of this resource, if known.
-    """
-    uri: str
-    """
-    The URI of this resource.
-    """
-
-
 class BooleanSchema(MCPModel):
     default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
     type: Literal["boolean"]
-
-
-class CacheableResult(MCPModel):
-    """
-    A result that supports a time-to-live (TTL) hint for client-side caching.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class CallToolRequest(MCPModel):
-    """
-    Used by the client to invoke a tool provided by the server.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
-    params: CallToolRequestParams
-
-
-class CallToolRequestParams(MCPModel):
-    """
-    Parameters for a `tools/call` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, Any] | None = None
-    """
-    Arguments to use for the tool call.
-    """
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
-        None
-    )
-    name: str
-    """
-    The name of the tool.
-    """
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-
-
-class CallToolResult(MCPModel):
-    """
-    The result returned by the server for a `tools/call` (CallToolRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    content: list[ContentBlock]
-    """
-    A list of content objects that represent the unstructured result of the tool call.
-    """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
-    """
-    Whether the tool call ended in an error.
-
-    If not set, this is assumed to be false (the call was successful).
-
-    Any errors that originate from the tool SHOULD be reported inside the result
-    object, with `isError` set to true, _not_ as an MCP protocol-level error
-    response. Otherwise, the LLM would not be able to see that an error occurred
-    and self-correct.
-
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
-    """
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
-    """
-    An optional JSON value that represents the structured result of the tool call.
-
-    This can be any JSON value (object, array, string, number, boolean, or null)
-    that conforms to the tool's outputSchema if one is defined.
-    """
-
-
-class CallToolResultResponse(MCPModel):
-    """
-    A successful response from the server for a `tools/call` (CallToolRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: InputRequiredResult | CallToolResult
-
-
-class CancelledNotification(MCPModel):
-    """
-    This notification is sent by the client to indicate that it is cancelling a request it previously issued.
-
-    On stdio, the server also sends this notification, solely to terminate a `subscriptions/listen` (SubscriptionsListenRequest) stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
-
-    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CancelledNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/cancelled` notification.
-    """
-
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    reason: str | None = None
-    """
-    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-    """
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """
-    The ID of the request to cancel.
-
-    This MUST correspond to the ID of a request the client previously issued.
-    """
-
-
-class ClientCapabilities(MCPModel):
-    """
-    Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-    """
-
-    elicitation: ClientCapabilitiesElicitation | None = None
-    """
-    Present if the client supports elicitation from the server.
-    """
-    experimental: dict[str, JSONObject] | None = None
-    """
-    Experimental, non-standard capabilities that the client supports.
-    """
-    extensions: dict[str, JSONObject] | None = None
-    """
-    Optional MCP extensions that the client supports. Keys are extension identifiers
-    (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-    per-extension settings objects. An empty object indicates support with no settings.
-
-    Keys MUST follow the `_meta` key naming rules (MetaObject), with a
-    mandatory prefix.
-    """
-    roots: dict[str, Any] | None = None
-    """
-    Present if the client supports listing roots.
-    """
-    sampling: ClientCapabilitiesSampling | None = None
-    """
-    Present if the client supports sampling from an LLM.
-    """
-
-
-class ClientCapabilitiesElicitation(MCPModel):
-    """
-    Present if the client supports elicitation from the server.
-    """
-
-    form: JSONObject | None = None
-    url: JSONObject | None = None
-
-
-class ClientCapabilitiesSampling(MCPModel):
-    """
-    Present if the client supports sampling from an LLM.
-    """
-
-    context: JSONObject | None = None
-    """
-    Whether the client supports context inclusion via `includeContext` parameter.
-    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-    """
-    tools: JSONObject | None = None
-    """
-    Whether the client supports tool use via `tools` and `toolChoice` parameters.
-    """
-
-
-ClientNotification = TypeAliasType("ClientNotification", CancelledNotification)
-"""
-This notification is sent by the client to indicate that it is cancelling a request it previously issued.
-
-On stdio, the server also sends this notification, solely to terminate a `subscriptions/listen` (SubscriptionsListenRequest) stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
-
-The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
-
-This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-"""
-
-
-class CompleteRequest(MCPModel):
-    """
-    A request from the client to the server, to ask for completion options.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
-    params: CompleteRequestParams
-
-
-class CompleteRequestParams(MCPModel):
-    """
-    Parameters for a `completion/complete` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    argument: CompleteRequestParamsArgument
-    """
-    The argument's information
-    """
-    context: CompleteRequestParamsContext | None = None
-    """
-    Additional, optional context for completions
-    """
-    ref: Annotated[
-        PromptReference | ResourceTemplateReference, Field(discriminator="type")
-    ]
 
 
 class CompleteRequestParamsArgument(MCPModel):
@@ -391,25 +63,6 @@ class CompleteRequestParamsContext(MCPModel):
     """
 
 
-class CompleteResult(MCPModel):
-    """
-    The result returned by the server for a `completion/complete` (CompleteRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    completion: CompleteResultCompletion
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-
-
 class CompleteResultCompletion(MCPModel):
     has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
@@ -425,237 +78,10 @@ class CompleteResultCompletion(MCPModel):
     """
 
 
-class CompleteResultResponse(MCPModel):
-    """
-    A successful response from the server for a `completion/complete` (CompleteRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: CompleteResult
-
-
-class CreateMessageRequest(MCPModel):
-    """
-    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-    """
-
-    method: Literal["sampling/createMessage"]
-    params: CreateMessageRequestParams
-
-
-class CreateMessageRequestParams(MCPModel):
-    """
-    Parameters for a `sampling/createMessage` request.
-    """
-
-    include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None,
-        Field(alias="includeContext"),
-    ] = None
-    """
-    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-    The client MAY ignore this request.
-
-    Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
-    omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-    `.sampling.context` (ClientCapabilities).
-    """
-    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
-    """
-    The requested maximum number of tokens to sample (to prevent runaway completions).
-
-    The client MAY choose to sample fewer tokens than the requested maximum.
-    """
-    messages: list[SamplingMessage]
-    metadata: JSONObject | None = None
-    """
-    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    """
-    model_preferences: Annotated[
-        ModelPreferences | None, Field(alias="modelPreferences")
-    ] = None
-    """
-    The server's preferences for which model to select. The client MAY ignore these preferences.
-    """
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
-    """
-    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    """
-    temperature: StrictInt | StrictFloat | None = None
-    tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
-    """
-    Controls how the model uses tools.
-    The client MUST return an error if this field is provided but `.sampling.tools` (ClientCapabilities) is not declared.
-    Default is `{ mode: "auto" }`.
-    """
-    tools: list[Tool] | None = None
-    """
-    Tools that the model may use during generation.
-    The client MUST return an error if this field is provided but `.sampling.tools` (ClientCapabilities) is not declared.
-    """
-
-
-class CreateMessageResult(MCPModel):
-    """
-    The result returned by the client for a `sampling/createMessage` (CreateMessageRequest) request.
-    The client should inform the user before returning the sampled message, to allow them
-    to inspect the response (human in the loop) and decide whether to allow the server to see it.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
-    model: str
-    """
-    The name of the model that generated the message.
-    """
-    role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
-    """
-    The reason why sampling stopped, if known.
-
-    Standard values:
-    - `"endTurn"`: Natural end of the assistant's turn
-    - `"stopSequence"`: A stop sequence was encountered
-    - `"maxTokens"`: Maximum token limit was reached
-    - `"toolUse"`: The model wants to use one or more tools
-
-    This field is an open string to allow for provider-specific stop reasons.
-    """
-
-
 Cursor = TypeAliasType("Cursor", str)
 """
 An opaque token used to represent a cursor for pagination.
 """
-
-
-class DiscoverRequest(MCPModel):
-    """
-    A request from the client asking the server to advertise its supported
-    protocol versions, capabilities, and other metadata. Servers **MUST**
-    implement `server/discover`. Clients **MAY** call it but are not required
-    to — version negotiation can also happen inline via per-request `_meta`.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["server/discover"]
-    params: RequestParams
-
-
-class DiscoverResult(MCPModel):
-    """
-    The result returned by the server for a `server/discover` (DiscoverRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    capabilities: ServerCapabilities
-    """
-    The capabilities of the server.
-    """
-    instructions: str | None = None
-    """
-    Natural-language guidance describing the server and its features.
-
-    This can be used by clients to improve an LLM's understanding of
-    available tools (e.g., by including it in a system prompt). It should
-    focus on information that helps the model use the server effectively
-    and should not duplicate information already in tool descriptions.
-    """
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    supported_versions: Annotated[list[str], Field(alias="supportedVersions")]
-    """
-    MCP Protocol Versions this server supports. The client should choose a
-    version from this list for use in subsequent requests.
-    """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class DiscoverResultResponse(MCPModel):
-    """
-    A successful response from the server for a `server/discover` (DiscoverRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: DiscoverResult
-
-
-class ElicitRequest(MCPModel):
-    """
-    A request from the server to elicit additional information from the user via the client.
-    """
-
-    method: Literal["elicitation/create"]
-    params: ElicitRequestParams
-
-
-class ElicitRequestFormParams(MCPModel):
-    """
-    The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-    """
-
-    message: str
-    """
-    The message to present to the user describing what information is being requested.
-    """
-    mode: Literal["form"] | None = None
-    """
-    The elicitation mode.
-    """
-    requested_schema: Annotated[
-        ElicitRequestFormParamsRequestedSchema, Field(alias="requestedSchema")
-    ]
-    """
-    A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
-    """
-
-
-class ElicitRequestFormParamsRequestedSchema(MCPModel):
-    """
-    A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
-    """
-
-    schema_: Annotated[str | None, Field(alias="$schema")] = None
-    properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
-    type: Literal["object"]
 
 
 class ElicitRequestURLParams(MCPModel):
@@ -675,14 +101,6 @@ class ElicitRequestURLParams(MCPModel):
     """
     The URL that the user should navigate to.
     """
-
-
-ElicitRequestParams = TypeAliasType(
-    "ElicitRequestParams", ElicitRequestFormParams | ElicitRequestURLParams
-)
-"""
-The parameters for a request to elicit additional information from the user via the client.
-"""
 
 
 class ElicitResult(MCPModel):
@@ -705,23 +123,6 @@ class ElicitResult(MCPModel):
     """
 
 
-class EmbeddedResource(MCPModel):
-    """
-    The contents of a resource, embedded into a prompt or tool call result.
-
-    It is up to the client how best to render embedded resources for the benefit
-    of the LLM and/or the user.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
-
-
 class Error(MCPModel):
     code: StrictInt
     """
@@ -735,83 +136,6 @@ class Error(MCPModel):
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
-
-
-class GetPromptRequest(MCPModel):
-    """
-    Used by the client to get a prompt provided by the server.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
-
-
-class GetPromptRequestParams(MCPModel):
-    """
-    Parameters for a `prompts/get` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, str] | None = None
-    """
-    Arguments to use for templating the prompt.
-    """
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
-        None
-    )
-    name: str
-    """
-    The name of the prompt or prompt template.
-    """
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-
-
-class GetPromptResult(MCPModel):
-    """
-    The result returned by the server for a `prompts/get` (GetPromptRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    description: str | None = None
-    """
-    An optional description for the prompt.
-    """
-    messages: list[PromptMessage]
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-
-
-class GetPromptResultResponse(MCPModel):
-    """
-    A successful response from the server for a `prompts/get` (GetPromptRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: InputRequiredResult | GetPromptResult
-
-
-class HeaderMismatchError(MCPModel):
-    """
-    Returned when a server rejects a request because the values in the HTTP
-    headers do not match the corresponding values in the request body, or
-    because required headers are missing or malformed. For HTTP, the response
-    status code MUST be `400 Bad Request`.
-    """
-
-    error: HeaderMismatchErrorError
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
 
 
 class HeaderMismatchErrorError(Error):
@@ -878,27 +202,6 @@ class Icons(MCPModel):
     """
 
 
-class ImageContent(MCPModel):
-    """
-    An image provided to or from an LLM.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
-    """
-    Optional annotations for the client.
-    """
-    data: str
-    """
-    The base64-encoded image data.
-    """
-    mime_type: Annotated[str, Field(alias="mimeType")]
-    """
-    The MIME type of the image. Different providers may support different image types.
-    """
-    type: Literal["image"]
-
-
 class Implementation(MCPModel):
     """
     Describes the MCP implementation.
@@ -945,37 +248,6 @@ class Implementation(MCPModel):
     """
     An optional URL of the website for this implementation.
     """
-
-
-class InputRequiredResult(MCPModel):
-    """
-    An InputRequiredResult sent by the server to indicate that additional input is needed
-    before the request can be completed.
-
-    At least one of `inputRequests` or `requestState` MUST be present.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    input_requests: Annotated[InputRequests | None, Field(alias="inputRequests")] = None
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-
-
-class InputResponseRequestParams(MCPModel):
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
-        None
-    )
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
 
 
 class InternalError(MCPModel):
@@ -1052,17 +324,64 @@ JSONValue = TypeAliasType(
 )
 
 
+class ClientCapabilitiesElicitation(MCPModel):
+    """
+    Present if the client supports elicitation from the server.
+    """
+
+    form: JSONObject | None = None
+    url: JSONObject | None = None
+
+
+class ClientCapabilitiesSampling(MCPModel):
+    """
+    Present if the client supports sampling from an LLM.
+    """
+
+    context: JSONObject | None = None
+    """
+    Whether the client supports context inclusion via `includeContext` parameter.
+    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
+    """
+    tools: JSONObject | None = None
+    """
+    Whether the client supports tool use via `tools` and `toolChoice` parameters.
+    """
+
+
+class ClientCapabilities(MCPModel):
+    """
+    Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
+    """
+
+    elicitation: ClientCapabilitiesElicitation | None = None
+    """
+    Present if the client supports elicitation from the server.
+    """
+    experimental: dict[str, JSONObject] | None = None
+    """
+    Experimental, non-standard capabilities that the client supports.
+    """
+    extensions: dict[str, JSONObject] | None = None
+    """
+    Optional MCP extensions that the client supports. Keys are extension identifiers
+    (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
+    per-extension settings objects. An empty object indicates support with no settings.
+
+    Keys MUST follow the `_meta` key naming rules (MetaObject), with a
+    mandatory prefix.
+    """
+    roots: dict[str, Any] | None = None
+    """
+    Present if the client supports listing roots.
+    """
+    sampling: ClientCapabilitiesSampling | None = None
+    """
+    Present if the client supports sampling from an LLM.
+    """
+
+
 JSONArray = TypeAliasType("JSONArray", list[JSONValue])
-
-
-class JSONRPCErrorResponse(MCPModel):
-    """
-    A response to a request that indicates an error occurred.
-    """
-
-    error: Error
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
 
 
 class JSONRPCNotification(MCPModel):
@@ -1073,44 +392,6 @@ class JSONRPCNotification(MCPModel):
     jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, Any] | None = None
-
-
-class JSONRPCRequest(MCPModel):
-    """
-    A request that expects a response.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: str
-    params: dict[str, Any] | None = None
-
-
-class JSONRPCResultResponse(MCPModel):
-    """
-    A successful (non-error) response to a request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Result
-
-
-JSONRPCMessage = TypeAliasType(
-    "JSONRPCMessage",
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse,
-)
-"""
-Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-"""
-
-
-JSONRPCResponse = TypeAliasType(
-    "JSONRPCResponse", JSONRPCResultResponse | JSONRPCErrorResponse
-)
-"""
-A response to a request, containing either the result or error.
-"""
 
 
 class LegacyTitledEnumSchema(MCPModel):
@@ -1131,342 +412,6 @@ class LegacyTitledEnumSchema(MCPModel):
     type: Literal["string"]
 
 
-class ListPromptsRequest(MCPModel):
-    """
-    Sent from the client to request a list of prompts and prompt templates the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
-    params: PaginatedRequestParams
-
-
-class ListPromptsResult(MCPModel):
-    """
-    The result returned by the server for a `prompts/list` (ListPromptsRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    prompts: list[Prompt]
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class ListPromptsResultResponse(MCPModel):
-    """
-    A successful response from the server for a `prompts/list` (ListPromptsRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListPromptsResult
-
-
-class ListResourceTemplatesRequest(MCPModel):
-    """
-    Sent from the client to request a list of resource templates the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
-    params: PaginatedRequestParams
-
-
-class ListResourceTemplatesResult(MCPModel):
-    """
-    The result returned by the server for a `resources/templates/list` (ListResourceTemplatesRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resource_templates: Annotated[
-        list[ResourceTemplate], Field(alias="resourceTemplates")
-    ]
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class ListResourceTemplatesResultResponse(MCPModel):
-    """
-    A successful response from the server for a `resources/templates/list` (ListResourceTemplatesRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListResourceTemplatesResult
-
-
-class ListResourcesRequest(MCPModel):
-    """
-    Sent from the client to request a list of resources the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
-    params: PaginatedRequestParams
-
-
-class ListResourcesResult(MCPModel):
-    """
-    The result returned by the server for a `resources/list` (ListResourcesRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    resources: list[Resource]
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class ListResourcesResultResponse(MCPModel):
-    """
-    A successful response from the server for a `resources/list` (ListResourcesRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListResourcesResult
-
-
-class ListRootsRequest(MCPModel):
-    """
-    Sent from the server to request a list of root URIs from the client. Roots allow
-    servers to ask for specific directories or files to operate on. A common example
-    for roots is providing a set of repositories or directories a server should operate
-    on.
-
-    This request is typically used when the server needs to understand the file system
-    structure or access specific locations that the client has permission to read from.
-    """
-
-    method: Literal["roots/list"]
-    params: ListRootsRequestParams | None = None
-
-
-InputRequest = TypeAliasType(
-    "InputRequest",
-    Annotated[
-        CreateMessageRequest | ListRootsRequest | ElicitRequest,
-        Field(discriminator="method"),
-    ],
-)
-
-
-InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
-"""
-A map of server-initiated requests that the client must fulfill.
-Keys are server-assigned identifiers; values are the request objects.
-"""
-
-
-class ListRootsRequestParams(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-
-
-class ListRootsResult(MCPModel):
-    """
-    The result returned by the client for a `roots/list` (ListRootsRequest) request.
-    This result contains an array of `Root` objects, each representing a root directory
-    or file that the server can operate on.
-    """
-
-    roots: list[Root]
-
-
-InputResponse = TypeAliasType(
-    "InputResponse", CreateMessageResult | ListRootsResult | ElicitResult
-)
-
-
-InputResponses = TypeAliasType("InputResponses", dict[str, InputResponse])
-"""
-A map of client responses to server-initiated requests.
-Keys correspond to the keys in the `InputRequests` map;
-values are the client's result for each request.
-"""
-
-
-class ListToolsRequest(MCPModel):
-    """
-    Sent from the client to request a list of tools the server has.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
-    params: PaginatedRequestParams
-
-
-class ListToolsResult(MCPModel):
-    """
-    The result returned by the server for a `tools/list` (ListToolsRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    tools: list[Tool]
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class ListToolsResultResponse(MCPModel):
-    """
-    A successful response from the server for a `tools/list` (ListToolsRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListToolsResult
-
-
 LoggingLevel = TypeAliasType(
     "LoggingLevel",
     Literal[
@@ -1479,36 +424,6 @@ The severity of a log message.
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 """
-
-
-class LoggingMessageNotification(MCPModel):
-    """
-    JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
-    params: LoggingMessageNotificationParams
-
-
-class LoggingMessageNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/message` notification.
-    """
-
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    data: Any
-    """
-    The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
-    """
-    level: LoggingLevel
-    """
-    The severity of this log message.
-    """
-    logger: str | None = None
-    """
-    An optional name of the logger issuing this message.
-    """
 
 
 MetaObject = TypeAliasType("MetaObject", dict[str, Any])
@@ -1529,6 +444,41 @@ Valid keys have two segments:
 - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
 - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
 """
+
+
+class BlobResourceContents(MCPModel):
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    blob: str
+    """
+    A base64-encoded string representing the binary data of the item.
+    """
+    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    """
+    The MIME type of this resource, if known.
+    """
+    uri: str
+    """
+    The URI of this resource.
+    """
+
+
+class ListRootsRequestParams(MCPModel):
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+
+
+class ListRootsRequest(MCPModel):
+    """
+    Sent from the server to request a list of root URIs from the client. Roots allow
+    servers to ask for specific directories or files to operate on. A common example
+    for roots is providing a set of repositories or directories a server should operate
+    on.
+
+    This request is typically used when the server needs to understand the file system
+    structure or access specific locations that the client has permission to read from.
+    """
+
+    method: Literal["roots/list"]
+    params: ListRootsRequestParams | None = None
 
 
 class MethodNotFoundError(MCPModel):
@@ -1554,29 +504,6 @@ class MethodNotFoundError(MCPModel):
     """
 
 
-class MissingRequiredClientCapabilityError(MCPModel):
-    """
-    Returned when processing a request requires a capability the client did not
-    declare in `clientCapabilities`. For HTTP, the response status code MUST be
-    `400 Bad Request`.
-    """
-
-    error: MissingRequiredClientCapabilityErrorError
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
-
-
-class MissingRequiredClientCapabilityErrorError(Error):
-    code: Literal[-32021]
-    """
-    The error type that occurred.
-    """
-    data: MissingRequiredClientCapabilityErrorErrorData
-    """
-    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    """
-
-
 class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -1587,6 +514,17 @@ class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
     ]
     """
     The capabilities the server requires from the client to process this request.
+    """
+
+
+class MissingRequiredClientCapabilityErrorError(Error):
+    code: Literal[-32021]
+    """
+    The error type that occurred.
+    """
+    data: MissingRequiredClientCapabilityErrorErrorData
+    """
+    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
 
 
@@ -1669,36 +607,6 @@ class Notification(MCPModel):
     params: dict[str, Any] | None = None
 
 
-class NotificationMetaObject(MCPModel):
-    """
-    Extends `MetaObject` with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-    """
-
-    subscription_id: Annotated[
-        RequestId | None, Field(alias="io.modelcontextprotocol/subscriptionId")
-    ] = None
-    """
-    Identifies the subscription stream a notification was delivered on. The
-    server MUST include this key on every notification delivered via a
-    `subscriptions/listen` (SubscriptionsListenRequest) stream, so the
-    client can correlate the notification with the originating subscription.
-    The key is absent on notifications not delivered via a subscription
-    stream (e.g. progress notifications for an in-flight request), which is
-    why it is optional here.
-
-    The value is the JSON-RPC ID of the `subscriptions/listen` request that
-    opened the stream.
-    """
-
-
-class NotificationParams(MCPModel):
-    """
-    Common params for any notification.
-    """
-
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-
-
 class NumberSchema(MCPModel):
     default: StrictInt | StrictFloat | None = None
     description: str | None = None
@@ -1706,45 +614,6 @@ class NumberSchema(MCPModel):
     minimum: StrictInt | StrictFloat | None = None
     title: str | None = None
     type: Literal["integer", "number"]
-
-
-class PaginatedRequest(MCPModel):
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: str
-    params: PaginatedRequestParams
-
-
-class PaginatedRequestParams(MCPModel):
-    """
-    Common params for paginated requests.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    cursor: str | None = None
-    """
-    An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
-    """
-
-
-class PaginatedResult(MCPModel):
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
-    """
-    An opaque token representing the pagination position after the last returned result.
-    If present, there may be more results available.
-    """
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
 
 
 class ParseError(MCPModel):
@@ -1766,44 +635,38 @@ class ParseError(MCPModel):
     """
 
 
-class ProgressNotification(MCPModel):
-    """
-    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
-    params: ProgressNotificationParams
-
-
-class ProgressNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/progress` (ProgressNotification) notification.
-    """
-
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    message: str | None = None
-    """
-    An optional message describing the current progress.
-    """
-    progress: StrictInt | StrictFloat
-    """
-    The progress thus far. This should increase every time progress is made, even if the total is unknown.
-    """
-    progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    """
-    The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    """
-    total: StrictInt | StrictFloat | None = None
-    """
-    Total number of items to process (or total progress required), if known.
-    """
-
-
 ProgressToken = TypeAliasType("ProgressToken", str | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
+
+
+class PromptArgument(MCPModel):
+    """
+    Describes an argument that a prompt can accept.
+    """
+
+    description: str | None = None
+    """
+    A human-readable description of the argument.
+    """
+    name: str
+    """
+    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    """
+    required: StrictBool | None = None
+    """
+    Whether this argument must be provided.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    even by those unfamiliar with domain-specific terminology.
+
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present).
+    """
 
 
 class Prompt(MCPModel):
@@ -1847,56 +710,6 @@ class Prompt(MCPModel):
     """
 
 
-class PromptArgument(MCPModel):
-    """
-    Describes an argument that a prompt can accept.
-    """
-
-    description: str | None = None
-    """
-    A human-readable description of the argument.
-    """
-    name: str
-    """
-    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    """
-    required: StrictBool | None = None
-    """
-    Whether this argument must be provided.
-    """
-    title: str | None = None
-    """
-    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-    even by those unfamiliar with domain-specific terminology.
-
-    If not provided, the name should be used for display (except for `Tool`,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
-    """
-
-
-class PromptListChangedNotification(MCPModel):
-    """
-    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a `subscriptions/listen` (SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/prompts/list_changed"]
-    params: NotificationParams | None = None
-
-
-class PromptMessage(MCPModel):
-    """
-    Describes a message returned as part of a prompt.
-
-    This is similar to `SamplingMessage`, but also supports the embedding of
-    resources from the MCP server.
-    """
-
-    content: ContentBlock
-    role: Role
-
-
 class PromptReference(MCPModel):
     """
     Identifies a prompt.
@@ -1918,86 +731,6 @@ class PromptReference(MCPModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequest(MCPModel):
-    """
-    Sent from the client to the server, to read a specific resource URI.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
-    params: ReadResourceRequestParams
-
-
-class ReadResourceRequestParams(MCPModel):
-    """
-    Parameters for a `resources/read` request.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
-        None
-    )
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
-class ReadResourceResult(MCPModel):
-    """
-    The result returned by the server for a `resources/read` (ReadResourceRequest) request.
-    """
-
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
-    """
-    Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
-    """
-    contents: list[TextResourceContents | BlobResourceContents]
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
-    """
-    A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
-
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
-    - If positive, the client SHOULD consider the result fresh for this many
-      milliseconds after receiving the response.
-    """
-
-
-class ReadResourceResultResponse(MCPModel):
-    """
-    A successful response from the server for a `resources/read` (ReadResourceRequest) request.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: InputRequiredResult | ReadResourceResult
-
-
 class Request(MCPModel):
     method: str
     params: dict[str, Any] | None = None
@@ -2007,6 +740,202 @@ RequestId = TypeAliasType("RequestId", str | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
+
+
+class HeaderMismatchError(MCPModel):
+    """
+    Returned when a server rejects a request because the values in the HTTP
+    headers do not match the corresponding values in the request body, or
+    because required headers are missing or malformed. For HTTP, the response
+    status code MUST be `400 Bad Request`.
+    """
+
+    error: HeaderMismatchErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCErrorResponse(MCPModel):
+    """
+    A response to a request that indicates an error occurred.
+    """
+
+    error: Error
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCRequest(MCPModel):
+    """
+    A request that expects a response.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class MissingRequiredClientCapabilityError(MCPModel):
+    """
+    Returned when processing a request requires a capability the client did not
+    declare in `clientCapabilities`. For HTTP, the response status code MUST be
+    `400 Bad Request`.
+    """
+
+    error: MissingRequiredClientCapabilityErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class NotificationMetaObject(MCPModel):
+    """
+    Extends `MetaObject` with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+    """
+
+    subscription_id: Annotated[
+        RequestId | None, Field(alias="io.modelcontextprotocol/subscriptionId")
+    ] = None
+    """
+    Identifies the subscription stream a notification was delivered on. The
+    server MUST include this key on every notification delivered via a
+    `subscriptions/listen` (SubscriptionsListenRequest) stream, so the
+    client can correlate the notification with the originating subscription.
+    The key is absent on notifications not delivered via a subscription
+    stream (e.g. progress notifications for an in-flight request), which is
+    why it is optional here.
+
+    The value is the JSON-RPC ID of the `subscriptions/listen` request that
+    opened the stream.
+    """
+
+
+class CancelledNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/cancelled` notification.
+    """
+
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    reason: str | None = None
+    """
+    An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    """
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """
+    The ID of the request to cancel.
+
+    This MUST correspond to the ID of a request the client previously issued.
+    """
+
+
+class CancelledNotification(MCPModel):
+    """
+    This notification is sent by the client to indicate that it is cancelling a request it previously issued.
+
+    On stdio, the server also sends this notification, solely to terminate a `subscriptions/listen` (SubscriptionsListenRequest) stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
+
+    The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
+
+    This notification indicates that the result will be unused, so any associated processing SHOULD cease.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+ClientNotification = TypeAliasType("ClientNotification", CancelledNotification)
+"""
+This notification is sent by the client to indicate that it is cancelling a request it previously issued.
+
+On stdio, the server also sends this notification, solely to terminate a `subscriptions/listen` (SubscriptionsListenRequest) stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
+
+The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
+
+This notification indicates that the result will be unused, so any associated processing SHOULD cease.
+"""
+
+
+class LoggingMessageNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/message` notification.
+    """
+
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    data: Any
+    """
+    The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
+    """
+    level: LoggingLevel
+    """
+    The severity of this log message.
+    """
+    logger: str | None = None
+    """
+    An optional name of the logger issuing this message.
+    """
+
+
+class LoggingMessageNotification(MCPModel):
+    """
+    JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
+
+
+class NotificationParams(MCPModel):
+    """
+    Common params for any notification.
+    """
+
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+
+
+class ProgressNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/progress` (ProgressNotification) notification.
+    """
+
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    message: str | None = None
+    """
+    An optional message describing the current progress.
+    """
+    progress: StrictInt | StrictFloat
+    """
+    The progress thus far. This should increase every time progress is made, even if the total is unknown.
+    """
+    progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
+    """
+    The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
+    """
+    total: StrictInt | StrictFloat | None = None
+    """
+    Total number of items to process (or total progress required), if known.
+    """
+
+
+class ProgressNotification(MCPModel):
+    """
+    An out-of-band notification used to inform the receiver of a progress update for a long-running request.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParams
+
+
+class PromptListChangedNotification(MCPModel):
+    """
+    An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a `subscriptions/listen` (SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/prompts/list_changed"]
+    params: NotificationParams | None = None
 
 
 class RequestMetaObject(MCPModel):
@@ -2067,12 +996,511 @@ class RequestMetaObject(MCPModel):
     """
 
 
+class PaginatedRequestParams(MCPModel):
+    """
+    Common params for paginated requests.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    cursor: str | None = None
+    """
+    An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+
+
+class ListPromptsRequest(MCPModel):
+    """
+    Sent from the client to request a list of prompts and prompt templates the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/list"]
+    params: PaginatedRequestParams
+
+
+class ListResourceTemplatesRequest(MCPModel):
+    """
+    Sent from the client to request a list of resource templates the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/templates/list"]
+    params: PaginatedRequestParams
+
+
+class ListResourcesRequest(MCPModel):
+    """
+    Sent from the client to request a list of resources the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/list"]
+    params: PaginatedRequestParams
+
+
+class ListToolsRequest(MCPModel):
+    """
+    Sent from the client to request a list of tools the server has.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/list"]
+    params: PaginatedRequestParams
+
+
+class PaginatedRequest(MCPModel):
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: str
+    params: PaginatedRequestParams
+
+
 class RequestParams(MCPModel):
     """
     Common params for any request.
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+
+
+class DiscoverRequest(MCPModel):
+    """
+    A request from the client asking the server to advertise its supported
+    protocol versions, capabilities, and other metadata. Servers **MUST**
+    implement `server/discover`. Clients **MAY** call it but are not required
+    to — version negotiation can also happen inline via per-request `_meta`.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["server/discover"]
+    params: RequestParams
+
+
+class ResourceContents(MCPModel):
+    """
+    The contents of a specific resource or sub-resource.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    """
+    The MIME type of this resource, if known.
+    """
+    uri: str
+    """
+    The URI of this resource.
+    """
+
+
+class ResourceListChangedNotification(MCPModel):
+    """
+    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a `subscriptions/listen` (SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/list_changed"]
+    params: NotificationParams | None = None
+
+
+class ResourceRequestParams(MCPModel):
+    """
+    Common params for resource-related requests.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
+class ResourceTemplateReference(MCPModel):
+    """
+    A reference to a resource or resource template definition.
+    """
+
+    type: Literal["ref/resource"]
+    uri: str
+    """
+    The URI or URI template of the resource.
+    """
+
+
+class CompleteRequestParams(MCPModel):
+    """
+    Parameters for a `completion/complete` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    argument: CompleteRequestParamsArgument
+    """
+    The argument's information
+    """
+    context: CompleteRequestParamsContext | None = None
+    """
+    Additional, optional context for completions
+    """
+    ref: Annotated[
+        PromptReference | ResourceTemplateReference, Field(discriminator="type")
+    ]
+
+
+class CompleteRequest(MCPModel):
+    """
+    A request from the client to the server, to ask for completion options.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class ResourceUpdatedNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/resources/updated` notification.
+    """
+
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    uri: str
+    """
+    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    """
+
+
+class ResourceUpdatedNotification(MCPModel):
+    """
+    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a `subscriptions/listen` (SubscriptionsListenRequest) request.
+    """
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParams
+
+
+class ResultMetaObject(MCPModel):
+    """
+    Extends `MetaObject` with additional result-specific fields. All key naming rules from `MetaObject` apply.
+    """
+
+    server_info: Annotated[
+        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
+    ] = None
+    """
+    Identifies the server software producing the response. Servers SHOULD
+    include this field on every response unless specifically configured not
+    to do so.
+
+    The `Implementation` schema requires `name` and `version`; other
+    fields are optional.
+
+    The value is self-reported by the server and is not verified by the
+    protocol. It is intended for display, logging, and debugging. Clients
+    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    security decisions.
+    """
+
+
+class CacheableResult(MCPModel):
+    """
+    A result that supports a time-to-live (TTL) hint for client-side caching.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
+    """
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
+    """
+
+
+class CompleteResult(MCPModel):
+    """
+    The result returned by the server for a `completion/complete` (CompleteRequest) request.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    completion: CompleteResultCompletion
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+class CompleteResultResponse(MCPModel):
+    """
+    A successful response from the server for a `completion/complete` (CompleteRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: CompleteResult
+
+
+class ListPromptsResult(MCPModel):
+    """
+    The result returned by the server for a `prompts/list` (ListPromptsRequest) request.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    prompts: list[Prompt]
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
+    """
+
+
+class ListPromptsResultResponse(MCPModel):
+    """
+    A successful response from the server for a `prompts/list` (ListPromptsRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListPromptsResult
+
+
+class PaginatedResult(MCPModel):
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+class Result(MCPModel):
+    """
+    Common result fields.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+EmptyResult = TypeAliasType("EmptyResult", Result)
+"""
+Common result fields.
+"""
+
+
+ClientResult = TypeAliasType("ClientResult", EmptyResult)
+"""
+Common result fields.
+"""
+
+
+class JSONRPCResultResponse(MCPModel):
+    """
+    A successful (non-error) response to a request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Result
+
+
+JSONRPCMessage = TypeAliasType(
+    "JSONRPCMessage",
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse,
+)
+"""
+Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
+"""
+
+
+JSONRPCResponse = TypeAliasType(
+    "JSONRPCResponse", JSONRPCResultResponse | JSONRPCErrorResponse
+)
+"""
+A response to a request, containing either the result or error.
+"""
+
+
+ResultType = TypeAliasType("ResultType", str)
+"""
+Indicates the type of a `Result` object, allowing the client to
+determine how to parse the response.
+
+complete - the request completed successfully and the result contains the final content.
+input_required - the request requires additional input and the result contains an `InputRequiredResult` object with instructions for the client to provide additional input before retrying the original request.
+"""
+
+
+Role = TypeAliasType("Role", Literal["assistant", "user"])
+"""
+The sender or recipient of messages and data in a conversation.
+"""
+
+
+class Annotations(MCPModel):
+    """
+    Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+    """
+
+    audience: list[Role] | None = None
+    """
+    Describes who the intended audience of this object or data is.
+
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
+    """
+    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
+    """
+    The moment the resource was last modified, as an ISO 8601 formatted string.
+
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+
+    Examples: last activity timestamp in an open file, timestamp when the resource
+    was attached, etc.
+    """
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    """
+    Describes how important this data is for operating the server.
+
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional.
+    """
+
+
+class AudioContent(MCPModel):
+    """
+    Audio provided to or from an LLM.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    data: str
+    """
+    The base64-encoded audio data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the audio. Different providers may support different audio types.
+    """
+    type: Literal["audio"]
+
+
+class ImageContent(MCPModel):
+    """
+    An image provided to or from an LLM.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    data: str
+    """
+    The base64-encoded image data.
+    """
+    mime_type: Annotated[str, Field(alias="mimeType")]
+    """
+    The MIME type of the image. Different providers may support different image types.
+    """
+    type: Literal["image"]
 
 
 class Resource(MCPModel):
@@ -2132,20 +1560,62 @@ class Resource(MCPModel):
     """
 
 
-class ResourceContents(MCPModel):
+class ListResourcesResult(MCPModel):
     """
-    The contents of a specific resource or sub-resource.
+    The result returned by the server for a `resources/list` (ListResourcesRequest) request.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
     """
-    The MIME type of this resource, if known.
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
     """
-    uri: str
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
     """
-    The URI of this resource.
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
     """
+    resources: list[Resource]
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
+    """
+
+
+class ListResourcesResultResponse(MCPModel):
+    """
+    A successful response from the server for a `resources/list` (ListResourcesRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListResourcesResult
 
 
 class ResourceLink(MCPModel):
@@ -2208,28 +1678,6 @@ class ResourceLink(MCPModel):
     """
 
 
-class ResourceListChangedNotification(MCPModel):
-    """
-    An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a `subscriptions/listen` (SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
-    params: NotificationParams | None = None
-
-
-class ResourceRequestParams(MCPModel):
-    """
-    Common params for resource-related requests.
-    """
-
-    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    uri: str
-    """
-    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    """
-
-
 class ResourceTemplate(MCPModel):
     """
     A template description for resources available on the server.
@@ -2281,49 +1729,33 @@ class ResourceTemplate(MCPModel):
     """
 
 
-class ResourceTemplateReference(MCPModel):
+class ListResourceTemplatesResult(MCPModel):
     """
-    A reference to a resource or resource template definition.
-    """
-
-    type: Literal["ref/resource"]
-    uri: str
-    """
-    The URI or URI template of the resource.
+    The result returned by the server for a `resources/templates/list` (ListResourceTemplatesRequest) request.
     """
 
-
-class ResourceUpdatedNotification(MCPModel):
-    """
-    A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a `subscriptions/listen` (SubscriptionsListenRequest) request.
-    """
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
-    params: ResourceUpdatedNotificationParams
-
-
-class ResourceUpdatedNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/resources/updated` notification.
-    """
-
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    uri: str
-    """
-    The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
-    """
-
-
-class Result(MCPModel):
-    """
-    Common result fields.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    resource_templates: Annotated[
+        list[ResourceTemplate], Field(alias="resourceTemplates")
+    ]
     result_type: Annotated[str, Field(alias="resultType")]
     """
     Indicates the type of the result, which allows the client to determine
@@ -2334,57 +1766,27 @@ class Result(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-
-
-EmptyResult = TypeAliasType("EmptyResult", Result)
-"""
-Common result fields.
-"""
-
-
-ClientResult = TypeAliasType("ClientResult", EmptyResult)
-"""
-Common result fields.
-"""
-
-
-class ResultMetaObject(MCPModel):
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
     """
-    Extends `MetaObject` with additional result-specific fields. All key naming rules from `MetaObject` apply.
-    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-    server_info: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
-    ] = None
-    """
-    Identifies the server software producing the response. Servers SHOULD
-    include this field on every response unless specifically configured not
-    to do so.
-
-    The `Implementation` schema requires `name` and `version`; other
-    fields are optional.
-
-    The value is self-reported by the server and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Clients
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions.
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
     """
 
 
-ResultType = TypeAliasType("ResultType", str)
-"""
-Indicates the type of a `Result` object, allowing the client to
-determine how to parse the response.
+class ListResourceTemplatesResultResponse(MCPModel):
+    """
+    A successful response from the server for a `resources/templates/list` (ListResourceTemplatesRequest) request.
+    """
 
-complete - the request completed successfully and the result contains the final content.
-input_required - the request requires additional input and the result contains an `InputRequiredResult` object with instructions for the client to provide additional input before retrying the original request.
-"""
-
-
-Role = TypeAliasType("Role", Literal["assistant", "user"])
-"""
-The sender or recipient of messages and data in a conversation.
-"""
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListResourceTemplatesResult
 
 
 class Root(MCPModel):
@@ -2407,14 +1809,51 @@ class Root(MCPModel):
     """
 
 
-class SamplingMessage(MCPModel):
+class ListRootsResult(MCPModel):
     """
-    Describes a message issued to or received from an LLM API.
+    The result returned by the client for a `roots/list` (ListRootsRequest) request.
+    This result contains an array of `Root` objects, each representing a root directory
+    or file that the server can operate on.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
-    role: Role
+    roots: list[Root]
+
+
+class ServerCapabilitiesPrompts(MCPModel):
+    """
+    Present if the server offers any prompt templates.
+    """
+
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    """
+    Whether this server supports notifications for changes to the prompt list.
+    """
+
+
+class ServerCapabilitiesResources(MCPModel):
+    """
+    Present if the server offers any resources to read.
+    """
+
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    """
+    Whether this server supports notifications for changes to the resource list.
+    """
+    subscribe: StrictBool | None = None
+    """
+    Whether this server supports subscribing to resource updates.
+    """
+
+
+class ServerCapabilitiesTools(MCPModel):
+    """
+    Present if the server offers any tools to call.
+    """
+
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    """
+    Whether this server supports notifications for changes to the tool list.
+    """
 
 
 class ServerCapabilities(MCPModel):
@@ -2457,41 +1896,74 @@ class ServerCapabilities(MCPModel):
     """
 
 
-class ServerCapabilitiesPrompts(MCPModel):
+class DiscoverResult(MCPModel):
     """
-    Present if the server offers any prompt templates.
-    """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
-    """
-    Whether this server supports notifications for changes to the prompt list.
+    The result returned by the server for a `server/discover` (DiscoverRequest) request.
     """
 
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-class ServerCapabilitiesResources(MCPModel):
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
     """
-    Present if the server offers any resources to read.
+    capabilities: ServerCapabilities
+    """
+    The capabilities of the server.
+    """
+    instructions: str | None = None
+    """
+    Natural-language guidance describing the server and its features.
+
+    This can be used by clients to improve an LLM's understanding of
+    available tools (e.g., by including it in a system prompt). It should
+    focus on information that helps the model use the server effectively
+    and should not duplicate information already in tool descriptions.
+    """
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    supported_versions: Annotated[list[str], Field(alias="supportedVersions")]
+    """
+    MCP Protocol Versions this server supports. The client should choose a
+    version from this list for use in subsequent requests.
+    """
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+
+class DiscoverResultResponse(MCPModel):
     """
-    Whether this server supports notifications for changes to the resource list.
-    """
-    subscribe: StrictBool | None = None
-    """
-    Whether this server supports subscribing to resource updates.
+    A successful response from the server for a `server/discover` (DiscoverRequest) request.
     """
 
-
-class ServerCapabilitiesTools(MCPModel):
-    """
-    Present if the server offers any tools to call.
-    """
-
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
-    """
-    Whether this server supports notifications for changes to the tool list.
-    """
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: DiscoverResult
 
 
 class StringSchema(MCPModel):
@@ -2540,6 +2012,21 @@ class SubscriptionFilter(MCPModel):
     """
 
 
+class SubscriptionsAcknowledgedNotificationParams(MCPModel):
+    """
+    Parameters for a `notifications/subscriptions/acknowledged` (SubscriptionsAcknowledgedNotification) notification.
+    """
+
+    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    notifications: SubscriptionFilter
+    """
+    The subset of requested notification types the server agreed to honor.
+    Only includes notification types the server actually supports; if the
+    client requested an unsupported type (e.g., `promptsListChanged` when
+    the server has no prompts), it is omitted from this set.
+    """
+
+
 class SubscriptionsAcknowledgedNotification(MCPModel):
     """
     Sent by the server to acknowledge that a
@@ -2559,52 +2046,6 @@ class SubscriptionsAcknowledgedNotification(MCPModel):
     params: SubscriptionsAcknowledgedNotificationParams
 
 
-class SubscriptionsAcknowledgedNotificationParams(MCPModel):
-    """
-    Parameters for a `notifications/subscriptions/acknowledged` (SubscriptionsAcknowledgedNotification) notification.
-    """
-
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    notifications: SubscriptionFilter
-    """
-    The subset of requested notification types the server agreed to honor.
-    Only includes notification types the server actually supports; if the
-    client requested an unsupported type (e.g., `promptsListChanged` when
-    the server has no prompts), it is omitted from this set.
-    """
-
-
-class SubscriptionsListenRequest(MCPModel):
-    """
-    Sent from the client to open a long-lived channel for receiving notifications
-    outside the context of a specific request. Replaces the previous HTTP GET
-    endpoint and ensures consistent behavior between HTTP and STDIO.
-    """
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["subscriptions/listen"]
-    params: SubscriptionsListenRequestParams
-
-
-ClientRequest = TypeAliasType(
-    "ClientRequest",
-    Annotated[
-        DiscoverRequest
-        | ListResourcesRequest
-        | ListResourceTemplatesRequest
-        | ReadResourceRequest
-        | SubscriptionsListenRequest
-        | ListPromptsRequest
-        | GetPromptRequest
-        | ListToolsRequest
-        | CallToolRequest
-        | CompleteRequest,
-        Field(discriminator="method"),
-    ],
-)
-
-
 class SubscriptionsListenRequestParams(MCPModel):
     """
     Parameters for a `subscriptions/listen` (SubscriptionsListenRequest) request.
@@ -2619,43 +2060,17 @@ class SubscriptionsListenRequestParams(MCPModel):
     """
 
 
-class SubscriptionsListenResult(MCPModel):
+class SubscriptionsListenRequest(MCPModel):
     """
-    The response to a `subscriptions/listen` (SubscriptionsListenRequest)
-    request, signalling that the subscription has ended gracefully (for example,
-    during server shutdown). Because the listen stream is long-lived, this result
-    is sent only when the server tears the subscription down; an abrupt transport
-    close carries no response. The result body is otherwise empty.
+    Sent from the client to open a long-lived channel for receiving notifications
+    outside the context of a specific request. Replaces the previous HTTP GET
+    endpoint and ensures consistent behavior between HTTP and STDIO.
     """
 
-    meta: Annotated[SubscriptionsListenResultMetaObject, Field(alias="_meta")]
-    result_type: Annotated[str, Field(alias="resultType")]
-    """
-    Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
-
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
-    `resultType`), the client MUST treat the absent field as `"complete"`.
-    """
-
-
-ServerResult = TypeAliasType(
-    "ServerResult",
-    Result
-    | InputRequiredResult
-    | DiscoverResult
-    | ListResourcesResult
-    | ListResourceTemplatesResult
-    | ReadResourceResult
-    | SubscriptionsListenResult
-    | ListPromptsResult
-    | GetPromptResult
-    | ListToolsResult
-    | CallToolResult
-    | CompleteResult,
-)
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["subscriptions/listen"]
+    params: SubscriptionsListenRequestParams
 
 
 class SubscriptionsListenResultMetaObject(MCPModel):
@@ -2692,6 +2107,28 @@ class SubscriptionsListenResultMetaObject(MCPModel):
     """
 
 
+class SubscriptionsListenResult(MCPModel):
+    """
+    The response to a `subscriptions/listen` (SubscriptionsListenRequest)
+    request, signalling that the subscription has ended gracefully (for example,
+    during server shutdown). Because the listen stream is long-lived, this result
+    is sent only when the server tears the subscription down; an abrupt transport
+    close carries no response. The result body is otherwise empty.
+    """
+
+    meta: Annotated[SubscriptionsListenResultMetaObject, Field(alias="_meta")]
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
 class SubscriptionsListenResultResponse(MCPModel):
     """
     A successful response from the server for a `subscriptions/listen` (SubscriptionsListenRequest)
@@ -2720,15 +2157,6 @@ class TextContent(MCPModel):
     type: Literal["text"]
 
 
-ContentBlock = TypeAliasType(
-    "ContentBlock",
-    Annotated[
-        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-        Field(discriminator="type"),
-    ],
-)
-
-
 class TextResourceContents(MCPModel):
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     mime_type: Annotated[str | None, Field(alias="mimeType")] = None
@@ -2742,6 +2170,178 @@ class TextResourceContents(MCPModel):
     uri: str
     """
     The URI of this resource.
+    """
+
+
+class EmbeddedResource(MCPModel):
+    """
+    The contents of a resource, embedded into a prompt or tool call result.
+
+    It is up to the client how best to render embedded resources for the benefit
+    of the LLM and/or the user.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    annotations: Annotations | None = None
+    """
+    Optional annotations for the client.
+    """
+    resource: TextResourceContents | BlobResourceContents
+    type: Literal["resource"]
+
+
+ContentBlock = TypeAliasType(
+    "ContentBlock",
+    Annotated[
+        TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class CallToolResult(MCPModel):
+    """
+    The result returned by the server for a `tools/call` (CallToolRequest) request.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    content: list[ContentBlock]
+    """
+    A list of content objects that represent the unstructured result of the tool call.
+    """
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    """
+    Whether the tool call ended in an error.
+
+    If not set, this is assumed to be false (the call was successful).
+
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
+
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response.
+    """
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
+    """
+    An optional JSON value that represents the structured result of the tool call.
+
+    This can be any JSON value (object, array, string, number, boolean, or null)
+    that conforms to the tool's outputSchema if one is defined.
+    """
+
+
+class PromptMessage(MCPModel):
+    """
+    Describes a message returned as part of a prompt.
+
+    This is similar to `SamplingMessage`, but also supports the embedding of
+    resources from the MCP server.
+    """
+
+    content: ContentBlock
+    role: Role
+
+
+class GetPromptResult(MCPModel):
+    """
+    The result returned by the server for a `prompts/get` (GetPromptRequest) request.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    description: str | None = None
+    """
+    An optional description for the prompt.
+    """
+    messages: list[PromptMessage]
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+class ReadResourceResult(MCPModel):
+    """
+    The result returned by the server for a `resources/read` (ReadResourceRequest) request.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
+    """
+    contents: list[TextResourceContents | BlobResourceContents]
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
+    """
+
+
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
+    const: str
+    """
+    The constant enum value.
+    """
+    title: str
+    """
+    Display title for this option.
+    """
+
+
+class TitledMultiSelectEnumSchemaItems(MCPModel):
+    """
+    Schema for array items with enum options and display labels.
+    """
+
+    any_of: Annotated[
+        list[TitledMultiSelectEnumSchemaItemsAnyOfItem], Field(alias="anyOf")
+    ]
+    """
+    Array of enum options with values and display labels.
     """
 
 
@@ -2777,27 +2377,14 @@ class TitledMultiSelectEnumSchema(MCPModel):
     type: Literal["array"]
 
 
-class TitledMultiSelectEnumSchemaItems(MCPModel):
-    """
-    Schema for array items with enum options and display labels.
-    """
-
-    any_of: Annotated[
-        list[TitledMultiSelectEnumSchemaItemsAnyOfItem], Field(alias="anyOf")
-    ]
-    """
-    Array of enum options with values and display labels.
-    """
-
-
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
+class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
     const: str
     """
-    The constant enum value.
+    The enum value.
     """
     title: str
     """
-    Display title for this option.
+    Display label for this option.
     """
 
 
@@ -2823,88 +2410,6 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Optional title for the enum field.
     """
     type: Literal["string"]
-
-
-class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-    const: str
-    """
-    The enum value.
-    """
-    title: str
-    """
-    Display label for this option.
-    """
-
-
-class Tool(MCPModel):
-    """
-    Definition for a tool the client can call.
-    """
-
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: ToolAnnotations | None = None
-    """
-    Optional additional tool information.
-
-    Display name precedence order is: `title`, `annotations.title`, then `name`.
-    """
-    description: str | None = None
-    """
-    A human-readable description of the tool.
-
-    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-    """
-    icons: list[Icon] | None = None
-    """
-    Optional set of sized icons that the client can display in a user interface.
-
-    Clients that support rendering icons MUST support at least the following MIME types:
-    - `image/png` - PNG images (safe, universal compatibility)
-    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-    Clients that support rendering icons SHOULD also support:
-    - `image/svg+xml` - SVG images (scalable but requires security precautions)
-    - `image/webp` - WebP images (modern, efficient format)
-    """
-    input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    """
-    A JSON Schema object defining the expected parameters for the tool.
-
-    Tool arguments are always JSON objects, so `type: "object"` is required at the root.
-    Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
-    composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-    (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
-    standard validation or annotation keywords.
-
-    Property schemas may carry an `x-mcp-header` annotation to mirror the
-    argument value into an HTTP header on the Streamable HTTP transport. See
-    the Streamable HTTP transport specification for the validity and
-    extraction rules.
-
-    Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-    """
-    name: str
-    """
-    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    """
-    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = (
-        None
-    )
-    """
-    An optional JSON Schema object defining the structure of the tool's output returned in
-    the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
-
-    Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-    """
-    title: str | None = None
-    """
-    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-    even by those unfamiliar with domain-specific terminology.
-
-    If not provided, the name should be used for display (except for `Tool`,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
-    """
 
 
 class ToolAnnotations(MCPModel):
@@ -3039,6 +2544,135 @@ class ToolOutputSchema(MCPModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
 
 
+class Tool(MCPModel):
+    """
+    Definition for a tool the client can call.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    annotations: ToolAnnotations | None = None
+    """
+    Optional additional tool information.
+
+    Display name precedence order is: `title`, `annotations.title`, then `name`.
+    """
+    description: str | None = None
+    """
+    A human-readable description of the tool.
+
+    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
+    """
+    icons: list[Icon] | None = None
+    """
+    Optional set of sized icons that the client can display in a user interface.
+
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)
+    """
+    input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
+    """
+    A JSON Schema object defining the expected parameters for the tool.
+
+    Tool arguments are always JSON objects, so `type: "object"` is required at the root.
+    Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
+    composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
+    (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
+    standard validation or annotation keywords.
+
+    Property schemas may carry an `x-mcp-header` annotation to mirror the
+    argument value into an HTTP header on the Streamable HTTP transport. See
+    the Streamable HTTP transport specification for the validity and
+    extraction rules.
+
+    Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
+    """
+    name: str
+    """
+    Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    """
+    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = (
+        None
+    )
+    """
+    An optional JSON Schema object defining the structure of the tool's output returned in
+    the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
+
+    Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
+    """
+    title: str | None = None
+    """
+    Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    even by those unfamiliar with domain-specific terminology.
+
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present).
+    """
+
+
+class ListToolsResult(MCPModel):
+    """
+    The result returned by the server for a `tools/list` (ListToolsRequest) request.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    An opaque token representing the pagination position after the last returned result.
+    If present, there may be more results available.
+    """
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    tools: list[Tool]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
+    """
+
+
+class ListToolsResultResponse(MCPModel):
+    """
+    A successful response from the server for a `tools/list` (ListToolsRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListToolsResult
+
+
 class ToolResultContent(MCPModel):
     """
     The result of a tool use, provided by the user back to the assistant.
@@ -3115,28 +2749,232 @@ SamplingMessageContentBlock = TypeAliasType(
 )
 
 
-class UnsupportedProtocolVersionError(MCPModel):
+class CreateMessageResult(MCPModel):
     """
-    Returned when the request's protocol version is unknown to the server or
-    unsupported (e.g., a known experimental or draft version the server has
-    chosen not to implement). For HTTP, the response status code MUST be
-    `400 Bad Request`.
+    The result returned by the client for a `sampling/createMessage` (CreateMessageRequest) request.
+    The client should inform the user before returning the sampled message, to allow them
+    to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    error: UnsupportedProtocolVersionErrorError
-    id: RequestId | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
+    model: str
+    """
+    The name of the model that generated the message.
+    """
+    role: Role
+    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    """
+    The reason why sampling stopped, if known.
+
+    Standard values:
+    - `"endTurn"`: Natural end of the assistant's turn
+    - `"stopSequence"`: A stop sequence was encountered
+    - `"maxTokens"`: Maximum token limit was reached
+    - `"toolUse"`: The model wants to use one or more tools
+
+    This field is an open string to allow for provider-specific stop reasons.
+    """
+
+
+InputResponse = TypeAliasType(
+    "InputResponse", CreateMessageResult | ListRootsResult | ElicitResult
+)
+
+
+InputResponses = TypeAliasType("InputResponses", dict[str, InputResponse])
+"""
+A map of client responses to server-initiated requests.
+Keys correspond to the keys in the `InputRequests` map;
+values are the client's result for each request.
+"""
+
+
+class CallToolRequestParams(MCPModel):
+    """
+    Parameters for a `tools/call` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    arguments: dict[str, Any] | None = None
+    """
+    Arguments to use for the tool call.
+    """
+    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
+        None
+    )
+    name: str
+    """
+    The name of the tool.
+    """
+    request_state: Annotated[str | None, Field(alias="requestState")] = None
+
+
+class CallToolRequest(MCPModel):
+    """
+    Used by the client to invoke a tool provided by the server.
+    """
+
+    id: RequestId
     jsonrpc: Literal["2.0"]
+    method: Literal["tools/call"]
+    params: CallToolRequestParams
 
 
-class UnsupportedProtocolVersionErrorError(Error):
-    code: Literal[-32022]
+class GetPromptRequestParams(MCPModel):
     """
-    The error type that occurred.
+    Parameters for a `prompts/get` request.
     """
-    data: UnsupportedProtocolVersionErrorErrorData
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    arguments: dict[str, str] | None = None
     """
-    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    Arguments to use for templating the prompt.
     """
+    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
+        None
+    )
+    name: str
+    """
+    The name of the prompt or prompt template.
+    """
+    request_state: Annotated[str | None, Field(alias="requestState")] = None
+
+
+class GetPromptRequest(MCPModel):
+    """
+    Used by the client to get a prompt provided by the server.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
+
+
+class InputResponseRequestParams(MCPModel):
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
+        None
+    )
+    request_state: Annotated[str | None, Field(alias="requestState")] = None
+
+
+class ReadResourceRequestParams(MCPModel):
+    """
+    Parameters for a `resources/read` request.
+    """
+
+    meta: Annotated[RequestMetaObject, Field(alias="_meta")]
+    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = (
+        None
+    )
+    request_state: Annotated[str | None, Field(alias="requestState")] = None
+    uri: str
+    """
+    The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    """
+
+
+class ReadResourceRequest(MCPModel):
+    """
+    Sent from the client to the server, to read a specific resource URI.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParams
+
+
+ClientRequest = TypeAliasType(
+    "ClientRequest",
+    Annotated[
+        DiscoverRequest
+        | ListResourcesRequest
+        | ListResourceTemplatesRequest
+        | ReadResourceRequest
+        | SubscriptionsListenRequest
+        | ListPromptsRequest
+        | GetPromptRequest
+        | ListToolsRequest
+        | CallToolRequest
+        | CompleteRequest,
+        Field(discriminator="method"),
+    ],
+)
+
+
+class SamplingMessage(MCPModel):
+    """
+    Describes a message issued to or received from an LLM API.
+    """
+
+    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
+    role: Role
+
+
+class CreateMessageRequestParams(MCPModel):
+    """
+    Parameters for a `sampling/createMessage` request.
+    """
+
+    include_context: Annotated[
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+    ] = None
+    """
+    A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+    The client MAY ignore this request.
+
+    Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
+    omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
+    `.sampling.context` (ClientCapabilities).
+    """
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
+    """
+    The requested maximum number of tokens to sample (to prevent runaway completions).
+
+    The client MAY choose to sample fewer tokens than the requested maximum.
+    """
+    messages: list[SamplingMessage]
+    metadata: JSONObject | None = None
+    """
+    Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    """
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences")
+    ] = None
+    """
+    The server's preferences for which model to select. The client MAY ignore these preferences.
+    """
+    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    """
+    An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    """
+    temperature: StrictInt | StrictFloat | None = None
+    tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
+    """
+    Controls how the model uses tools.
+    The client MUST return an error if this field is provided but `.sampling.tools` (ClientCapabilities) is not declared.
+    Default is `{ mode: "auto" }`.
+    """
+    tools: list[Tool] | None = None
+    """
+    Tools that the model may use during generation.
+    The client MUST return an error if this field is provided but `.sampling.tools` (ClientCapabilities) is not declared.
+    """
+
+
+class CreateMessageRequest(MCPModel):
+    """
+    A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
+    """
+
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
 
 
 class UnsupportedProtocolVersionErrorErrorData(MCPModel):
@@ -3153,6 +2991,42 @@ class UnsupportedProtocolVersionErrorErrorData(MCPModel):
     Protocol versions the server supports. The client should choose a
     mutually supported version from this list and retry.
     """
+
+
+class UnsupportedProtocolVersionErrorError(Error):
+    code: Literal[-32022]
+    """
+    The error type that occurred.
+    """
+    data: UnsupportedProtocolVersionErrorErrorData
+    """
+    Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    """
+
+
+class UnsupportedProtocolVersionError(MCPModel):
+    """
+    Returned when the request's protocol version is unknown to the server or
+    unsupported (e.g., a known experimental or draft version the server has
+    chosen not to implement). For HTTP, the response status code MUST be
+    `400 Bad Request`.
+    """
+
+    error: UnsupportedProtocolVersionErrorError
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class UntitledMultiSelectEnumSchemaItems(MCPModel):
+    """
+    Schema for the array items.
+    """
+
+    enum: list[str]
+    """
+    Array of enum values to choose from.
+    """
+    type: Literal["string"]
 
 
 class UntitledMultiSelectEnumSchema(MCPModel):
@@ -3190,18 +3064,6 @@ class UntitledMultiSelectEnumSchema(MCPModel):
 MultiSelectEnumSchema = TypeAliasType(
     "MultiSelectEnumSchema", UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
 )
-
-
-class UntitledMultiSelectEnumSchemaItems(MCPModel):
-    """
-    Schema for the array items.
-    """
-
-    enum: list[str]
-    """
-    Array of enum values to choose from.
-    """
-    type: Literal["string"]
 
 
 class UntitledSingleSelectEnumSchema(MCPModel):
@@ -3255,35 +3117,172 @@ without nested objects or arrays.
 """
 
 
+class ElicitRequestFormParamsRequestedSchema(MCPModel):
+    """
+    A restricted subset of JSON Schema.
+    Only top-level properties are allowed, without nesting.
+    """
+
+    schema_: Annotated[str | None, Field(alias="$schema")] = None
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: list[str] | None = None
+    type: Literal["object"]
+
+
+class ElicitRequestFormParams(MCPModel):
+    """
+    The parameters for a request to elicit non-sensitive information from the user via a form in the client.
+    """
+
+    message: str
+    """
+    The message to present to the user describing what information is being requested.
+    """
+    mode: Literal["form"] | None = None
+    """
+    The elicitation mode.
+    """
+    requested_schema: Annotated[
+        ElicitRequestFormParamsRequestedSchema, Field(alias="requestedSchema")
+    ]
+    """
+    A restricted subset of JSON Schema.
+    Only top-level properties are allowed, without nesting.
+    """
+
+
+ElicitRequestParams = TypeAliasType(
+    "ElicitRequestParams", ElicitRequestFormParams | ElicitRequestURLParams
+)
+"""
+The parameters for a request to elicit additional information from the user via the client.
+"""
+
+
+class ElicitRequest(MCPModel):
+    """
+    A request from the server to elicit additional information from the user via the client.
+    """
+
+    method: Literal["elicitation/create"]
+    params: ElicitRequestParams
+
+
+InputRequest = TypeAliasType(
+    "InputRequest",
+    Annotated[
+        CreateMessageRequest | ListRootsRequest | ElicitRequest,
+        Field(discriminator="method"),
+    ],
+)
+
+
+InputRequests = TypeAliasType("InputRequests", dict[str, InputRequest])
+"""
+A map of server-initiated requests that the client must fulfill.
+Keys are server-assigned identifiers; values are the request objects.
+"""
+
+
+class InputRequiredResult(MCPModel):
+    """
+    An InputRequiredResult sent by the server to indicate that additional input is needed
+    before the request can be completed.
+
+    At least one of `inputRequests` or `requestState` MUST be present.
+    """
+
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    input_requests: Annotated[InputRequests | None, Field(alias="inputRequests")] = None
+    request_state: Annotated[str | None, Field(alias="requestState")] = None
+    result_type: Annotated[str, Field(alias="resultType")]
+    """
+    Indicates the type of the result, which allows the client to determine
+    how to parse the result object.
+
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+
+
+class CallToolResultResponse(MCPModel):
+    """
+    A successful response from the server for a `tools/call` (CallToolRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: InputRequiredResult | CallToolResult
+
+
+class GetPromptResultResponse(MCPModel):
+    """
+    A successful response from the server for a `prompts/get` (GetPromptRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: InputRequiredResult | GetPromptResult
+
+
+class ReadResourceResultResponse(MCPModel):
+    """
+    A successful response from the server for a `resources/read` (ReadResourceRequest) request.
+    """
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: InputRequiredResult | ReadResourceResult
+
+
+ServerResult = TypeAliasType(
+    "ServerResult",
+    Result
+    | InputRequiredResult
+    | DiscoverResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | SubscriptionsListenResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | CompleteResult,
+)
+
+
 SingleSelectEnumSchema = TypeAliasType(
     "SingleSelectEnumSchema",
     UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema,
 )
 
 
-CallToolRequest.model_rebuild()
-CallToolRequestParams.model_rebuild()
-CallToolResultResponse.model_rebuild()
-ClientCapabilities.model_rebuild()
 ClientCapabilitiesElicitation.model_rebuild()
 ClientCapabilitiesSampling.model_rebuild()
-CompleteRequest.model_rebuild()
-CompleteRequestParams.model_rebuild()
-CreateMessageRequest.model_rebuild()
-CreateMessageRequestParams.model_rebuild()
-DiscoverRequest.model_rebuild()
-DiscoverResult.model_rebuild()
-GetPromptRequest.model_rebuild()
-GetPromptRequestParams.model_rebuild()
-GetPromptResultResponse.model_rebuild()
-InputResponseRequestParams.model_rebuild()
+ClientCapabilities.model_rebuild()
+MissingRequiredClientCapabilityError.model_rebuild()
+PaginatedRequestParams.model_rebuild()
 ListPromptsRequest.model_rebuild()
 ListResourceTemplatesRequest.model_rebuild()
 ListResourcesRequest.model_rebuild()
 ListToolsRequest.model_rebuild()
-MissingRequiredClientCapabilityError.model_rebuild()
 PaginatedRequest.model_rebuild()
-PaginatedRequestParams.model_rebuild()
-ReadResourceRequest.model_rebuild()
-ReadResourceRequestParams.model_rebuild()
+DiscoverRequest.model_rebuild()
+CompleteRequestParams.model_rebuild()
+CompleteRequest.model_rebuild()
+DiscoverResult.model_rebuild()
 SubscriptionsListenRequest.model_rebuild()
+CallToolRequestParams.model_rebuild()
+CallToolRequest.model_rebuild()
+GetPromptRequestParams.model_rebuild()
+GetPromptRequest.model_rebuild()
+InputResponseRequestParams.model_rebuild()
+ReadResourceRequestParams.model_rebuild()
+ReadResourceRequest.model_rebuild()
+CreateMessageRequestParams.model_rebuild()
+CreateMessageRequest.model_rebuild()
+CallToolResultResponse.model_rebuild()
+GetPromptResultResponse.model_rebuild()
