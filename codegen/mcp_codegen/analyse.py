@@ -9,6 +9,7 @@ implicit: :data:`EMPTY_RESULT_METHODS` and :data:`GATE_EXCEPTIONS`.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -132,6 +133,14 @@ def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
                     description=description,
                 )
             )
+    messages: list[Request | Notification] = [*requests, *notifications]
+    for message in messages:
+        if not message.handler_name.isidentifier() or keyword.iskeyword(message.handler_name):
+            raise CodegenError(
+                f"{message.method}: its type name gives the Python name "
+                f"{message.handler_name!r}, which is not an identifier",
+                "report this schema; the naming rule needs an exception for it",
+            )
     era = Era.HANDSHAKE if any(r.method == HANDSHAKE_METHOD for r in requests) else Era.STATELESS
     protocol = Protocol(revision, era, sha256, tuple(requests), tuple(notifications))
     _check_unique_names(protocol)
@@ -238,9 +247,9 @@ def _pair_result(
 def _task_alternatives(defs: dict[str, Any], params_type: str | None) -> tuple[str, ...]:
     """A request whose params take ``task`` may answer with ``CreateTaskResult`` instead."""
     params = defs.get(params_type or "", {})
-    if "task" in params.get("properties", {}) and "CreateTaskResult" in defs:
-        return ("CreateTaskResult",)
-    return ()
+    branches = [_deref(defs, b) for b in params.get("anyOf", [])] or [params]
+    takes_task = any("task" in branch.get("properties", {}) for branch in branches)
+    return ("CreateTaskResult",) if takes_task and "CreateTaskResult" in defs else ()
 
 
 def _capability_object(defs: dict[str, Any], side: str) -> dict[str, Any]:
@@ -318,13 +327,18 @@ def _first_paragraph(text: str) -> str:
 
 
 def _check_unique_names(protocol: Protocol) -> None:
-    seen: dict[str, str] = {}
-    messages: list[Request | Notification] = [*protocol.requests, *protocol.notifications]
-    for message in messages:
-        other = seen.setdefault(message.handler_name, message.method)
-        if other != message.method:
-            raise CodegenError(
-                f"methods {other} and {message.method} both map to the Python name "
-                f"{message.handler_name!r}",
-                "report this schema; the naming rule needs an exception for it",
-            )
+    """Requests and notifications get distinct Python names (notifications are prefixed)."""
+    groups: list[list[Request] | list[Notification]] = [
+        list(protocol.requests),
+        list(protocol.notifications),
+    ]
+    for messages in groups:
+        seen: dict[str, str] = {}
+        for message in messages:
+            other = seen.setdefault(message.handler_name, message.method)
+            if other != message.method:
+                raise CodegenError(
+                    f"methods {other} and {message.method} both map to the Python name "
+                    f"{message.handler_name!r}",
+                    "report this schema; the naming rule needs an exception for it",
+                )

@@ -14,8 +14,7 @@ from .errors import CodegenError
 from .generate import generate_package, generate_revisions, generate_root
 from .load import SchemaSource, load_schema
 from .output import check_tree, write_tree
-from .pins import PinTable, load_pins
-from .render import package_name
+from .pins import PinTable, load_pins, package_name
 
 DEFAULT_ROOT = Path("generated") / "mcp_generated"
 NO_VALUE = "\0"

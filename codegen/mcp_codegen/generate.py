@@ -15,10 +15,9 @@ from .errors import CodegenError
 from .format import format_files
 from .load import LoadedSchema, SchemaSource, load_schema
 from .models import emit_models, index_models
-from .pins import Pin, PinTable
+from .pins import Pin, PinTable, package_name
 from .render import (
     PackageHeader,
-    package_name,
     render_models_module,
     render_root_init,
     render_stubs,

@@ -22,7 +22,7 @@ import jsonschema.exceptions
 import jsonschema.validators
 
 from .errors import CodegenError
-from .pins import Pin, PinTable
+from .pins import Pin, PinTable, check_revision_name
 
 SCHEMA_DIR_ENV = "MCP_CODEGEN_SCHEMA_DIR"
 CACHE_DIR_ENV = "MCP_CODEGEN_CACHE_DIR"
@@ -79,6 +79,7 @@ def default_cache_dir() -> Path:
 def load_schema(revision: str, pins: PinTable, source: SchemaSource) -> LoadedSchema:
     """Find, verify and validate the schema of ``revision`` (``latest`` resolves)."""
     pin = pins.find(revision)
+    check_revision_name(pin.revision if pin else revision)
     if pin is None and source.schema_file is None:
         known = ", ".join(pins.names)
         raise CodegenError(
@@ -174,8 +175,12 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
     if source.cache_dir is not None:
         cached = source.cache_dir / f"{pin.sha256}.json"
         if cached.is_file():
-            return _read_file(cached), str(cached)
-        tried.append(f"{cached} (not cached)")
+            raw = _read_file(cached)
+            if hashlib.sha256(raw).hexdigest() == pin.sha256:
+                return raw, str(cached)
+            tried.append(f"{cached} (corrupt: wrong sha256, ignored)")
+        else:
+            tried.append(f"{cached} (not cached)")
     if source.allow_download:
         try:
             raw = _download(pin.url)
@@ -210,6 +215,8 @@ def _download(url: str) -> bytes:
         with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
             data: bytes = response.read()
             return data
+    except urllib.error.HTTPError as exc:
+        raise OSError(f"HTTP {exc.code} {exc.reason}") from exc
     except urllib.error.URLError as exc:
         raise OSError(str(exc.reason)) from exc
 

@@ -41,6 +41,7 @@ def write_tree(files: dict[str, str], out: Path) -> None:
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
+        staging.chmod(0o777 & ~_current_umask())
     except OSError as exc:
         raise CodegenError(
             f"cannot write to {parent}: {exc.strerror or exc}",
@@ -67,6 +68,12 @@ def write_tree(files: dict[str, str], out: Path) -> None:
         ) from exc
     if backup is not None:
         shutil.rmtree(backup, ignore_errors=True)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def check_tree(files: dict[str, str], out: Path) -> CheckReport:

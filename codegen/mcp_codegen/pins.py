@@ -3,11 +3,37 @@
 from __future__ import annotations
 
 import json
+import keyword
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from .errors import CodegenError
+
+
+REVISION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def package_name(revision: str) -> str:
+    """The Python package name of a revision: ``2025-06-18`` -> ``v2025_06_18``."""
+    name = re.sub(r"\W", "_", revision)
+    return f"v{name}" if name[:1].isdigit() else name
+
+
+def check_revision_name(revision: str) -> None:
+    """Refuse names that cannot be a folder, a package name and a header line."""
+    package = package_name(revision)
+    if (
+        not REVISION_NAME.fullmatch(revision)
+        or not package.isidentifier()
+        or keyword.iskeyword(package)
+    ):
+        raise CodegenError(
+            f"{revision!r} cannot name a protocol revision",
+            "use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or "
+            "digit, not a Python keyword), e.g. 2026-12-01",
+        )
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ This module turns the protocol model and the model index into plain view data
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -16,9 +17,11 @@ import jinja2
 from .analyse import Notification, Protocol, Request
 from .errors import CodegenError
 from .models import Field, ModelInfo
+from .pins import package_name
 from .runtime.spec import Direction
 
 TYPING_NAMES = frozenset({"Any", "Literal"})
+QUOTE_RUN = re.compile(r'"{3,}')
 # The models use pydantic's strict scalars; signatures show the plain types they accept.
 PLAIN_SCALARS = {"StrictInt": "int", "StrictFloat": "float", "StrictBool": "bool", "StrictStr": "str"}
 SCALAR_NAME = re.compile(r"\b(" + "|".join(PLAIN_SCALARS) + r")\b")
@@ -56,12 +59,6 @@ class PackageHeader:
     era: str
     sha256: str
     pinned: bool
-
-
-def package_name(revision: str) -> str:
-    """The Python package name of a revision: ``2025-06-18`` -> ``v2025_06_18``."""
-    name = re.sub(r"\W", "_", revision)
-    return f"v{name}" if name[:1].isdigit() else name
 
 
 def render_stubs(
@@ -145,7 +142,7 @@ def _environment() -> jinja2.Environment:
     loader = jinja2.FunctionLoader(
         lambda name: resources.files("mcp_codegen.templates").joinpath(name).read_text("utf-8")
     )
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -153,6 +150,13 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    environment.filters["literal"] = string_literal
+    return environment
+
+
+def string_literal(value: str) -> str:
+    """A Python string literal for any text taken from the schema (JSON escapes are Python's)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _sent_by(direction: Direction, sender: Direction) -> bool:
@@ -312,6 +316,11 @@ def _notification_entry(notification: Notification) -> dict[str, object]:
 
 
 def docstring(text: str) -> str:
-    """Text made safe inside a triple-quoted docstring."""
-    safe = text.replace("\\", "\\\\").replace('"""', '\\"""')
-    return safe + " " if safe.endswith('"') else safe
+    """Text made safe inside a triple-quoted docstring, reading the same once parsed.
+
+    Backslashes are doubled; every quote of a run of three or more, and a final quote,
+    is escaped.
+    """
+    safe = text.replace("\\", "\\\\")
+    safe = QUOTE_RUN.sub(lambda match: '\\"' * len(match.group()), safe)
+    return safe[:-1] + '\\"' if safe.endswith('"') and not safe.endswith('\\"') else safe

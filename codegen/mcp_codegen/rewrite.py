@@ -22,6 +22,12 @@ JSONObject = dict[str, Any]
 UNION_ROLE_NAME = re.compile(r"^(Client|Server|Input)(Request|Notification|Result|Response)$")
 # Inline objects under these property names are shared by many types and get one class.
 SHARED_PROPERTY_NAMES = ("_meta", "annotations")
+# Keywords whose values are instance data, not schemas: rewrites must never enter them.
+DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+# Keywords whose values map names to schemas.
+SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
 CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
 
@@ -235,14 +241,25 @@ def _resolve(defs: JSONObject, node: Any) -> JSONObject | None:
 
 
 def _walk(node: Any) -> Iterator[JSONObject]:
-    """Every schema-like dict in the document (property maps included), depth first."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
+    """Every schema object in the document, depth first.
+
+    Values of data keywords (``const``, ``default``, ``enum``, ``examples``) are instance
+    data and never entered; maps of named schemas (``properties``, ``$defs``, ...) are
+    entered through their values only, so a property *named* ``default`` is still a schema.
+    """
+    if isinstance(node, list):
         for item in node:
             yield from _walk(item)
+    elif isinstance(node, dict):
+        yield node
+        for key, value in node.items():
+            if key in DATA_KEYWORDS:
+                continue
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                for schema in value.values():
+                    yield from _walk(schema)
+            else:
+                yield from _walk(value)
 
 
 def _canonical(schema: JSONObject, drop: tuple[str, ...] = ()) -> str:

@@ -493,7 +493,7 @@ class ClientHandlers(Handlers):
         self,
         params: ElicitRequestParams,
         ctx: RequestContext[Client],
-    ) -> ElicitResult:
+    ) -> ElicitResult | CreateTaskResult:
         """A request from the server to elicit additional information from the user via the client."""
         raise MethodNotFound(ELICIT.method)
 

@@ -1,0 +1,465 @@
+"""Stage 3a (rewrite): each step on a tiny hand-written schema, and semantic equivalence."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema.validators
+import pytest
+
+from mcp_codegen.errors import CodegenError
+from mcp_codegen.rewrite import (
+    add_discriminators,
+    clean_doc_links,
+    dedupe_defs,
+    empty_objects_as_maps,
+    hoist_allof_props,
+    name_mixed_unions,
+    open_objects,
+    rewrite_for_models,
+    share_inline_objects,
+    sort_defs,
+    widen_number,
+)
+
+JSONObject = dict[str, Any]
+
+
+def schema(defs: JSONObject, key: str = "$defs") -> JSONObject:
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", key: defs}
+
+
+def ref(name: str, key: str = "$defs") -> JSONObject:
+    return {"$ref": f"#/{key}/{name}"}
+
+
+def tagged(tag: str, value: str, *extra: str) -> JSONObject:
+    """An object definition that requires ``tag`` with a const ``value``."""
+    properties: JSONObject = {tag: {"const": value, "type": "string"}}
+    properties.update({name: {"type": "string"} for name in extra})
+    return {"type": "object", "properties": properties, "required": [tag, *extra]}
+
+
+# sort_defs
+
+
+@pytest.mark.parametrize("key", ["$defs", "definitions"])
+def test_sort_defs_orders_definitions_by_name(key: str) -> None:
+    document = schema({"b": {}, "C": {}, "a": {}}, key)
+    sort_defs(document)
+    assert list(document[key]) == ["C", "a", "b"]
+
+
+# clean_doc_links
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("See {@link Tool}.", "See `Tool`."),
+        ("Use {@link ToolAnnotations} here", "Use `ToolAnnotations` here"),
+        (
+            "A {@link CallToolRequest tools/call} request",
+            "A `tools/call` (CallToolRequest) request",
+        ),
+        # upstream often glues the label to the name
+        (
+            "A {@link ListToolsRequesttools/list} request",
+            "A `tools/list` (ListToolsRequest) request",
+        ),
+        ("{@link Tool`_meta` rules} apply", "`_meta` rules (Tool) apply"),
+        ("see {@link Unknown thing}", "see `Unknown thing`"),
+        ("no links at all", "no links at all"),
+    ],
+)
+def test_clean_doc_links_makes_readable_text(text: str, expected: str) -> None:
+    names = ["Tool", "ToolAnnotations", "CallToolRequest", "ListToolsRequest"]
+    document = schema({name: {"type": "object"} for name in names})
+    document["$defs"]["Tool"] = {
+        "type": "object",
+        "description": text,
+        "properties": {"inner": {"type": "string", "description": text}},
+    }
+    clean_doc_links(document)
+    assert document["$defs"]["Tool"]["description"] == expected
+    assert document["$defs"]["Tool"]["properties"]["inner"]["description"] == expected
+
+
+def test_clean_doc_links_leaves_a_property_named_description_alone() -> None:
+    document = schema(
+        {"Tool": {"type": "object", "properties": {"description": {"type": "string"}}}}
+    )
+    before = copy.deepcopy(document)
+    clean_doc_links(document)
+    assert document == before
+
+
+# empty_objects_as_maps
+
+
+def test_empty_objects_as_maps_opens_bare_object_definitions_only() -> None:
+    document = schema(
+        {
+            "Bare": {"type": "object", "description": "anything"},
+            "Closed": {"type": "object", "additionalProperties": False},
+            "Shaped": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "Text": {"type": "string"},
+        }
+    )
+    before = copy.deepcopy(document)
+    empty_objects_as_maps(document)
+    assert document["$defs"]["Bare"] == {
+        "type": "object",
+        "description": "anything",
+        "additionalProperties": {},
+    }
+    for name in ("Closed", "Shaped", "Text"):
+        assert document["$defs"][name] == before["$defs"][name]
+
+
+# open_objects
+
+
+def test_open_objects_turns_empty_additional_properties_into_true_beside_properties() -> None:
+    document = schema(
+        {
+            "A": {
+                "type": "object",
+                "properties": {
+                    "nested": {"type": "object", "properties": {}, "additionalProperties": {}}
+                },
+                "additionalProperties": {},
+            },
+            "Map": {"type": "object", "additionalProperties": {}},
+            "Typed": {
+                "type": "object",
+                "properties": {},
+                "additionalProperties": {"type": "string"},
+            },
+        }
+    )
+    open_objects(document)
+    defs = document["$defs"]
+    assert defs["A"]["additionalProperties"] is True
+    assert defs["A"]["properties"]["nested"]["additionalProperties"] is True
+    assert defs["Map"]["additionalProperties"] == {}
+    assert defs["Typed"]["additionalProperties"] == {"type": "string"}
+
+
+# widen_number
+
+
+def test_widen_number_accepts_integers_explicitly() -> None:
+    document = schema(
+        {
+            "A": {
+                "type": "object",
+                "properties": {
+                    "n": {"type": "number", "minimum": 0},
+                    "i": {"type": "integer"},
+                    "maybe": {"type": ["number", "null"]},
+                    "items": {"type": "array", "items": {"type": "number"}},
+                },
+            }
+        }
+    )
+    widen_number(document)
+    properties = document["$defs"]["A"]["properties"]
+    assert properties["n"] == {"type": ["integer", "number"], "minimum": 0}
+    assert properties["i"] == {"type": "integer"}
+    assert properties["maybe"] == {"type": ["number", "null"]}
+    assert properties["items"]["items"] == {"type": ["integer", "number"]}
+
+
+def test_widen_number_leaves_instance_values_alone() -> None:
+    """``const`` and ``default`` hold instances, not schemas; rewriting them changes what
+    the schema accepts, which the module promises no rewrite does.
+    """
+    document = schema(
+        {
+            "A": {
+                "type": "object",
+                "properties": {
+                    "kind": {"const": {"type": "number"}},
+                    "field": {"type": "object", "default": {"type": "number"}},
+                },
+            }
+        }
+    )
+    instance = {"kind": {"type": "number"}}
+    validator_class = jsonschema.validators.validator_for(document)
+    assert validator_class({**document, "$ref": "#/$defs/A"}).is_valid(instance)
+    widen_number(document)
+    assert validator_class({**document, "$ref": "#/$defs/A"}).is_valid(instance)
+    assert document["$defs"]["A"]["properties"]["field"]["default"] == {"type": "number"}
+
+
+# dedupe_defs
+
+
+@pytest.mark.parametrize("key", ["$defs", "definitions"])
+def test_dedupe_defs_points_a_copied_union_role_at_its_message(key: str) -> None:
+    message = {**tagged("method", "notifications/cancelled"), "description": "Cancel."}
+    role = {**copy.deepcopy(message), "description": "Sent by the client."}
+    document = schema({"CancelledNotification": message, "ClientNotification": role}, key)
+    dedupe_defs(document)
+    assert document[key]["ClientNotification"] == {
+        **ref("CancelledNotification", key),
+        "description": "Sent by the client.",
+    }
+    assert document[key]["CancelledNotification"] == message
+
+
+def test_dedupe_defs_ignores_anyof_unions_non_roles_and_ambiguous_copies() -> None:
+    message = tagged("method", "ping")
+    document = schema(
+        {
+            "PingRequest": message,
+            "OtherPing": copy.deepcopy(message),
+            "ServerRequest": copy.deepcopy(message),  # two twins: ambiguous
+            "ClientRequest": {"anyOf": [ref("PingRequest")]},
+            "NotARole": copy.deepcopy(message),
+        }
+    )
+    before = copy.deepcopy(document)
+    dedupe_defs(document)
+    assert document == before
+
+
+# hoist_allof_props
+
+
+def test_hoist_allof_props_names_the_inline_allof_by_its_path() -> None:
+    inline = {"allOf": [ref("Base"), {"properties": {"extra": {"type": "string"}}}]}
+    document = schema(
+        {
+            "Base": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "Parent": {"type": "object", "properties": {"theThing": copy.deepcopy(inline)}},
+        }
+    )
+    hoist_allof_props(document)
+    assert document["$defs"]["Parent"]["properties"]["theThing"] == ref("ParentTheThing")
+    assert document["$defs"]["ParentTheThing"] == inline
+
+
+def test_hoist_allof_props_refuses_to_take_an_existing_name() -> None:
+    document = schema(
+        {
+            "ParentTheThing": {"type": "string"},
+            "Parent": {"type": "object", "properties": {"theThing": {"allOf": [{}]}}},
+        }
+    )
+    with pytest.raises(CodegenError, match="ParentTheThing"):
+        hoist_allof_props(document)
+
+
+# share_inline_objects
+
+
+def meta_object(description: str | None = None) -> JSONObject:
+    node: JSONObject = {
+        "type": "object",
+        "additionalProperties": {},
+        "properties": {"progressToken": {"type": "string"}},
+    }
+    if description:
+        node["description"] = description
+    return node
+
+
+def with_meta(meta: JSONObject) -> JSONObject:
+    return {"type": "object", "properties": {"_meta": meta, "x": {"type": "string"}}}
+
+
+def test_share_inline_objects_names_shared_meta_by_common_suffix() -> None:
+    document = schema(
+        {
+            "RequestParams": with_meta(meta_object()),
+            "CallToolRequestParams": with_meta(meta_object()),
+            "Lonely": with_meta({**meta_object(), "required": ["progressToken"]}),
+        }
+    )
+    share_inline_objects(document)
+    defs = document["$defs"]
+    assert defs["RequestParamsMeta"] == meta_object()
+    assert defs["RequestParams"]["properties"]["_meta"] == ref("RequestParamsMeta")
+    assert defs["CallToolRequestParams"]["properties"]["_meta"] == ref("RequestParamsMeta")
+    assert "$ref" not in defs["Lonely"]["properties"]["_meta"]  # one owner: stays inline
+
+
+def test_share_inline_objects_ignores_property_less_maps() -> None:
+    bare = {"type": "object", "additionalProperties": {}}
+    document = schema({"A": with_meta(dict(bare)), "B": with_meta(dict(bare))})
+    before = copy.deepcopy(document)
+    share_inline_objects(document)
+    assert document == before
+
+
+def test_share_inline_objects_refuses_a_taken_name() -> None:
+    document = schema(
+        {
+            "RequestParams": with_meta(meta_object()),
+            "CallToolRequestParams": with_meta(meta_object()),
+            "RequestParamsMeta": {"type": "string"},
+        }
+    )
+    with pytest.raises(CodegenError, match="RequestParamsMeta"):
+        share_inline_objects(document)
+
+
+# name_mixed_unions
+
+
+def test_name_mixed_unions_uses_the_named_union() -> None:
+    mixed = {"anyOf": [ref("B"), ref("A"), {"type": "array", "items": ref("AB")}]}
+    document = schema(
+        {
+            "A": tagged("type", "a"),
+            "B": tagged("type", "b"),
+            "AB": {"anyOf": [ref("A"), ref("B")]},
+            "Holder": {"type": "object", "properties": {"content": mixed}},
+        }
+    )
+    name_mixed_unions(document)
+    assert document["$defs"]["Holder"]["properties"]["content"] == {
+        "anyOf": [ref("AB"), {"type": "array", "items": ref("AB")}]
+    }
+
+
+def test_name_mixed_unions_leaves_partial_matches_alone() -> None:
+    partial = {"anyOf": [ref("A"), {"type": "array", "items": ref("AB")}]}
+    other_items = {"anyOf": [ref("A"), ref("B"), {"type": "array", "items": ref("A")}]}
+    document = schema(
+        {
+            "A": tagged("type", "a"),
+            "B": tagged("type", "b"),
+            "AB": {"anyOf": [ref("A"), ref("B")]},
+            "Holder": {"type": "object", "properties": {"p": partial, "q": other_items}},
+        }
+    )
+    before = copy.deepcopy(document)
+    name_mixed_unions(document)
+    assert document == before
+
+
+# add_discriminators
+
+
+def test_add_discriminators_marks_unions_with_distinct_required_consts() -> None:
+    document = schema(
+        {
+            "Result": {
+                "type": "object",
+                "properties": {"kind": {"const": "r", "type": "string"}},
+                "required": ["kind"],
+            },
+            "EmptyResult": ref("Result"),  # resolved through $ref chains
+            "Other": tagged("kind", "o", "text"),
+            "Union": {"anyOf": [ref("EmptyResult"), ref("Other")]},
+        }
+    )
+    add_discriminators(document)
+    assert document["$defs"]["Union"]["discriminator"] == {"propertyName": "kind"}
+
+
+@pytest.mark.parametrize(
+    "branches",
+    [
+        # the tag is optional in one branch
+        [tagged("type", "a"), {"type": "object", "properties": {"type": {"const": "b"}}}],
+        # the consts are not distinct
+        [tagged("type", "a"), tagged("type", "a", "x")],
+        # a branch is not an object
+        [tagged("type", "a"), {"type": "string"}],
+        # a single branch is no union
+        [tagged("type", "a")],
+    ],
+)
+def test_add_discriminators_skips_unions_without_a_clean_tag(branches: list[JSONObject]) -> None:
+    document = schema({"U": {"anyOf": branches}})
+    add_discriminators(document)
+    assert "discriminator" not in document["$defs"]["U"]
+
+
+def test_add_discriminators_picks_the_first_tag_in_name_order() -> None:
+    document = schema(
+        {
+            "U": {
+                "anyOf": [
+                    {
+                        **tagged("type", "a"),
+                        "properties": {"type": {"const": "a"}, "kind": {"const": "x"}},
+                        "required": ["type", "kind"],
+                    },
+                    {
+                        **tagged("type", "b"),
+                        "properties": {"type": {"const": "b"}, "kind": {"const": "y"}},
+                        "required": ["type", "kind"],
+                    },
+                ]
+            }
+        }
+    )
+    add_discriminators(document)
+    assert document["$defs"]["U"]["discriminator"] == {"propertyName": "kind"}
+
+
+# the whole chain
+
+
+def test_rewrite_for_models_does_not_touch_its_input(spec_dir: Path) -> None:
+    document = json.loads((spec_dir / "2026-07-28" / "schema.json").read_text())
+    before = copy.deepcopy(document)
+    rewritten = rewrite_for_models(document)
+    assert document == before
+    assert rewritten != document
+    assert list(rewritten["$defs"]) == sorted(rewritten["$defs"])
+
+
+def variants(instance: Any) -> Iterator[tuple[str, Any]]:
+    """The instance, then instances that differ by one dropped, changed or extra key."""
+    yield "as-is", instance
+    if not isinstance(instance, dict):
+        return
+    for key in sorted(instance):
+        dropped = dict(instance)
+        del dropped[key]
+        yield f"drop {key}", dropped
+        bad: Any
+        for bad in (None, 7, 1.5, "x", [], {}, True):
+            yield f"{key}={bad!r}", {**instance, key: bad}
+        if isinstance(instance[key], dict):
+            for label, inner in variants(instance[key]):
+                if label != "as-is":
+                    yield f"{key}.{label}", {**instance, key: inner}
+    yield "extra key", {**instance, "unexpectedKey": 1}
+
+
+def test_rewritten_schema_accepts_and_rejects_exactly_what_the_original_does(
+    spec_dir: Path,
+) -> None:
+    """Every official example of 2026-07-28, and one-key mutations of it, get the same verdict."""
+    document = json.loads((spec_dir / "2026-07-28" / "schema.json").read_text())
+    rewritten = rewrite_for_models(document)
+    validator_class = jsonschema.validators.validator_for(document)
+    examples = sorted((spec_dir / "2026-07-28" / "examples").rglob("*.json"))
+    assert len(examples) > 100
+    disagreements = []
+    verdicts = {True: 0, False: 0}
+    for path in examples:
+        type_name = path.parent.name
+        original = validator_class({**document, "$ref": f"#/$defs/{type_name}"})
+        changed = validator_class({**rewritten, "$ref": f"#/$defs/{type_name}"})
+        instance = json.loads(path.read_text())
+        assert original.is_valid(instance), f"{path} is not valid against the original"
+        for label, candidate in variants(instance):
+            before, after = original.is_valid(candidate), changed.is_valid(candidate)
+            verdicts[before] += 1
+            if before != after:
+                disagreements.append(f"{type_name}/{path.name} [{label}]: {before} -> {after}")
+    assert disagreements == []
+    assert verdicts[True] > 500 and verdicts[False] > 1000  # both verdicts were exercised
