@@ -107,7 +107,9 @@ def test_every_paired_type_exists_among_the_generated_models(
     revision: str, generate_revision: Callable[[str], GeneratedPackage]
 ) -> None:
     package = generate_revision(revision)
-    index = index_models(package.files["models.py"])
+    index = index_models(
+        {path: text for path, text in package.files.items() if path.startswith("models/")}
+    )
     for request in package.protocol.requests:
         names = [request.request_type, request.result_type, *request.alternative_result_types]
         names += [request.params_type] if request.params_type else []

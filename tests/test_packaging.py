@@ -33,7 +33,8 @@ def test_wheel_ships_templates_pins_runtime_and_generated_packages(wheel: Path) 
     assert "mcp_codegen/schema/pins.json" in names
     assert "mcp_codegen/runtime/spec.py" in names
     for revision in ("v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_07_28"):
-        assert f"mcp_generated/{revision}/models.py" in names
+        assert f"mcp_generated/{revision}/models/__init__.py" in names
+        assert f"mcp_generated/{revision}/models/call_tool_result.py" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
 
 

@@ -12,11 +12,11 @@ from conftest import FIXTURES
 from mcp_codegen.analyse import analyse
 from mcp_codegen.errors import CodegenError
 from mcp_codegen.models import Field, ModelInfo
+from mcp_codegen.pins import package_name
 from mcp_codegen.render import (
     PackageHeader,
     docstring,
-    package_name,
-    render_models_module,
+    render_models,
     render_root_init,
     render_stubs,
     spec_name,
@@ -67,6 +67,11 @@ def test_docstring_is_a_valid_literal_with_the_same_text(text: str) -> None:
 
 def header(pinned: bool = True, revision: str = "2025-06-18") -> PackageHeader:
     return PackageHeader(revision, "handshake", SHA, pinned)
+
+
+def render_models_module(package_header: PackageHeader, source: str) -> str:
+    """One rendered model module (``models/x.py``) of a one-module models package."""
+    return render_models(package_header, {"x": source}, {})["models/x.py"]
 
 
 def test_header_states_revision_era_sha_and_regenerate_command() -> None:
@@ -122,14 +127,14 @@ def fake_index(protocol: Any, **extra: ModelInfo) -> dict[str, ModelInfo]:
         names |= {request.params_type} if request.params_type else set()
     for notification in protocol.notifications:
         names |= {notification.params_type} if notification.params_type else set()
-    index = {name: ModelInfo(name, False, ()) for name in names}
+    index = {name: ModelInfo(name, name.lower(), False, ()) for name in names}
     index.update(extra)
     return index
 
 
 def test_render_stubs_refuses_a_schema_that_defines_a_stub_class_name() -> None:
     protocol = tiny_protocol()
-    index = fake_index(protocol, Client=ModelInfo("Client", False, ()))
+    index = fake_index(protocol, Client=ModelInfo("Client", "client", False, ()))
     with pytest.raises(CodegenError, match="'Client'"):
         render_stubs(protocol, index, header())
 
@@ -147,6 +152,7 @@ def test_send_methods_take_required_keywords_first_with_plain_scalars() -> None:
     index = fake_index(protocol)
     index["CreateMessageRequestParams"] = ModelInfo(
         "CreateMessageRequestParams",
+        "create_message_request_params",
         False,
         (
             Field("temperature", "temperature", "StrictInt | StrictFloat | None", False),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import subprocess
+import sys
+import typing
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -160,3 +163,35 @@ def test_dispatch_validates_params_and_results_with_the_paired_types() -> None:
     )
     assert isinstance(params, models.CallToolRequestParams)
     assert params.meta.protocol_version == "2026-07-28"
+
+
+def test_importing_a_package_builds_no_model_class_until_one_is_used() -> None:
+    """models, dispatch, client and server import lazily: a program pays for what it uses."""
+    script = """
+import sys
+import mcp_generated.v2025_11_25 as package
+from mcp_generated.v2025_11_25 import client, dispatch, models, server
+prefix = package.__name__ + ".models."
+loaded = lambda: sorted(n for n in sys.modules if n.startswith(prefix))
+assert loaded() == [], loaded()
+dispatch.REQUESTS["tools/call"].validate_params({"name": "weather"})
+assert prefix + "call_tool_request_params" in loaded(), loaded()
+assert prefix + "list_prompts_result" not in loaded(), loaded()
+print(len(loaded()))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert 0 < int(done.stdout) < 20
+
+
+@pytest.mark.parametrize("revision", RELEASED)
+def test_stub_annotations_resolve_at_runtime(revision: str) -> None:
+    client = package(revision, "client")
+    server = package(revision, "server")
+    models = package(revision, "models")
+    hints = typing.get_type_hints(client.Client.call_tool)
+    assert hints["return"] is models.CallToolResult
+    handler_hints = typing.get_type_hints(server.ServerHandlers.call_tool)
+    assert handler_hints["params"] is models.CallToolRequestParams

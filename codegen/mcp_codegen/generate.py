@@ -18,7 +18,7 @@ from .models import emit_models, index_models
 from .pins import Pin, PinTable, package_name
 from .render import (
     PackageHeader,
-    render_models_module,
+    render_models,
     render_root_init,
     render_stubs,
 )
@@ -44,10 +44,10 @@ def generate_package(schema: LoadedSchema, pin: Pin | None) -> GeneratedPackage:
             "correct the era in schema/pins.json",
         )
     header = PackageHeader(schema.revision, protocol.era.value, schema.sha256, schema.pinned)
-    models_source = emit_models(schema.document)
-    index = index_models(models_source)
+    modules = emit_models(schema.document)
+    index = index_models(modules)
     files = render_stubs(protocol, index, header)
-    files["models.py"] = render_models_module(header, models_source)
+    files.update(render_models(header, modules, index))
     return GeneratedPackage(package_name(schema.revision), header, protocol, format_files(files))
 
 

@@ -1,10 +1,11 @@
 """Stage 3: emit pydantic v2 models with datamodel-code-generator's in-process API.
 
 The schema is first rewritten (``rewrite``); the options below fix the style. The result is
-one module: one class per definition, named as in the schema, inline objects named by
-their path, snake_case fields with the wire names as aliases, and discriminated unions
-wherever the schema has a const tag. :func:`index_models` then reads the emitted source
-back (with ``ast``) so the templates can type stub signatures exactly as the models are.
+one module per definition (so a program builds only the classes it uses): one class per
+definition, named as in the schema, inline objects named by their path, snake_case fields
+with the wire names as aliases, and discriminated unions wherever the schema has a const
+tag. :func:`index_models` reads the emitted source back (with ``ast``) so the templates can
+type stub signatures exactly as the models are and lay out the lazy ``models`` package.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError
-from .rewrite import definitions_key, rewrite_for_models
+from .rewrite import rewrite_for_models
 
 MODEL_BASE_CLASS = "mcp_codegen.runtime.model.MCPModel"
 # Python names for wire keys that snake-casing renders badly.
@@ -40,16 +41,18 @@ class ModelInfo:
     """A generated class (``fields`` in definition order, bases first) or a type alias."""
 
     name: str
+    module: str
     is_alias: bool
     fields: tuple[Field, ...]
 
 
-def emit_models(document: dict[str, Any]) -> str:
-    """Generate the models module source (unformatted by black) for one schema."""
+def emit_models(document: dict[str, Any]) -> dict[str, str]:
+    """Generate the model modules (``{module name: source}``, unformatted) of one schema."""
     from datamodel_code_generator import generate
     from datamodel_code_generator.enums import (
         DataModelType,
         InputFileType,
+        ModuleSplitMode,
         NamingStrategy,
         StrictTypes,
     )
@@ -87,6 +90,7 @@ def emit_models(document: dict[str, Any]) -> str:
                 formatters=[],
                 type_mappings=["string+byte=string", "string+uri=string"],
                 strict_types=[StrictTypes.int, StrictTypes.float, StrictTypes.bool],
+                module_split_mode=ModuleSplitMode.Single,
             )
     except CodegenError:
         raise
@@ -96,12 +100,19 @@ def emit_models(document: dict[str, Any]) -> str:
             f"{type(exc).__name__}: {exc}",
             "check that the schema is an MCP schema; if it is the official file, report it",
         ) from exc
-    if not isinstance(code, str):
+    if not isinstance(code, dict):
         raise CodegenError(
-            "datamodel-code-generator returned no single module",
+            "datamodel-code-generator returned no module per model",
             "report this together with the datamodel-code-generator version",
         )
-    return strip_generator_header(code)
+    modules = {}
+    for path, source in code.items():
+        (filename,) = path
+        if filename != "__init__.py":  # empty: the lazy package init is rendered instead
+            modules[filename.removesuffix(".py")] = prune_unused_imports(
+                strip_generator_header(source)
+            )
+    return dict(sorted(modules.items()))
 
 
 def field_aliases(document: dict[str, Any]) -> dict[str, str]:
@@ -134,29 +145,82 @@ def strip_generator_header(code: str) -> str:
     return "".join(lines)
 
 
-def index_models(source: str) -> dict[str, ModelInfo]:
-    """Read classes, their (inherited) fields and type aliases back from emitted source."""
+def prune_unused_imports(source: str) -> str:
+    """Drop names a module imports but never uses (datamodel-code-generator imports the
+    base class into alias-only modules when it splits them)."""
     tree = ast.parse(source)
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    index: dict[str, ModelInfo] = {}
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    used.update(_exported_names(tree))
+    lines = source.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+            continue
+        kept = [alias for alias in node.names if (alias.asname or alias.name) in used]
+        if len(kept) == len(node.names):
+            continue
+        assert node.end_lineno is not None
+        replacement = ast.unparse(ast.ImportFrom(node.module, kept, node.level)) + "\n"
+        lines[node.lineno - 1 : node.end_lineno] = [replacement] if kept else []
+    return "".join(lines)
+
+
+def _exported_names(tree: ast.Module) -> set[str]:
+    """The strings of a module's ``__all__`` (re-exports count as uses)."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            return {
+                e.value
+                for e in node.value.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            }
+    return set()
+
+
+def index_models(modules: dict[str, str]) -> dict[str, ModelInfo]:
+    """Read classes, their (inherited) fields and type aliases back from emitted modules."""
+    classes: dict[str, tuple[str, ast.ClassDef]] = {}
+    aliases: dict[str, str] = {}
+    for module, source in modules.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.ClassDef):
+                classes[node.name] = (module, node)
+            elif (target := _alias_target(node)) is not None:
+                aliases[target] = module
 
     def fields_of(name: str) -> tuple[Field, ...]:
-        node = classes[name]
+        node = classes[name][1]
         inherited: list[Field] = []
         for base in node.bases:
-            if isinstance(base, ast.Name) and base.id in classes:
-                inherited.extend(fields_of(base.id))
+            base_name = _local_name(base)
+            if base_name in classes:
+                inherited.extend(fields_of(base_name))
         own = [_field(statement) for statement in node.body if _is_field(statement)]
         own_names = {f.name for f in own}
         return tuple([f for f in inherited if f.name not in own_names] + own)
 
-    for name in classes:
-        index[name] = ModelInfo(name, False, fields_of(name))
-    for node in tree.body:
-        target = _alias_target(node)
-        if target is not None:
-            index[target] = ModelInfo(target, True, ())
-    return index
+    index = {name: ModelInfo(name, module, False, fields_of(name)) for name, (module, _) in classes.items()}
+    index.update((name, ModelInfo(name, module, True, ())) for name, module in aliases.items())
+    return dict(sorted(index.items()))
+
+
+def _local_name(node: ast.expr) -> str:
+    """``Result`` or ``result.Result`` -> ``Result``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+class _StripModulePrefixes(ast.NodeTransformer):
+    """``content_block.ContentBlock`` -> ``ContentBlock`` inside an annotation."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id.islower():
+            return ast.copy_location(ast.Name(id=node.attr, ctx=node.ctx), node)
+        return self.generic_visit(node)
 
 
 def _is_field(statement: ast.stmt) -> bool:
@@ -182,10 +246,11 @@ def _field(statement: ast.stmt) -> Field:
                 if keyword.arg == "alias" and isinstance(keyword.value, ast.Constant):
                     wire_name = str(keyword.value.value)
         annotation = annotation.slice.elts[0]
+    plain = _StripModulePrefixes().visit(annotation)
     return Field(
         name=statement.target.id,
         wire_name=wire_name,
-        annotation=ast.unparse(annotation),
+        annotation=ast.unparse(plain),
         required=statement.value is None,
     )
 
@@ -216,8 +281,3 @@ def _objects(node: Any) -> list[dict[str, Any]]:
         elif isinstance(current, list):
             stack.extend(current)
     return found
-
-
-def model_names(document: dict[str, Any]) -> list[str]:
-    """The definition names of a schema, as the models module names its classes."""
-    return sorted(document[definitions_key(document)])

@@ -103,7 +103,6 @@ def render_stubs(
             **common,
         ),
         "client.py": environment.get_template("client.py.j2").render(
-            model_imports=_model_imports([*client_ops, *client_handlers], index),
             typing_imports=_typing_imports([*client_ops, *client_handlers]),
             outbound=views["client_requests"],
             outbound_notifications=views["client_notifications"],
@@ -114,7 +113,6 @@ def render_stubs(
             **common,
         ),
         "server.py": environment.get_template("server.py.j2").render(
-            model_imports=_model_imports([*server_ops, *server_handlers], index),
             typing_imports=_typing_imports([*server_ops, *server_handlers]),
             outbound=views["server_requests"],
             outbound_notifications=views["server_notifications"],
@@ -127,9 +125,22 @@ def render_stubs(
     }
 
 
-def render_models_module(header: PackageHeader, source: str) -> str:
-    """The models module: header, docstring and datamodel-code-generator's output."""
-    return _environment().get_template("models.py.j2").render(header=header, source=source)
+def render_models(
+    header: PackageHeader, modules: dict[str, str], index: dict[str, ModelInfo]
+) -> dict[str, str]:
+    """The ``models`` package: a lazy ``__init__`` and one module per definition."""
+    environment = _environment()
+    files = {
+        f"models/{module}.py": environment.get_template("models.py.j2").render(
+            header=header, source=source
+        )
+        for module, source in modules.items()
+    }
+    names = [(name, info.module) for name, info in index.items()]
+    files["models/__init__.py"] = environment.get_template("models_init.py.j2").render(
+        header=header, names=names
+    )
+    return files
 
 
 def render_root_init(revisions: list[PackageHeader]) -> str:
@@ -212,13 +223,16 @@ def _operation(
                 f"{message.method}: params type {params_type} is not among the generated models",
                 "report this schema; the analysis and the model names disagree",
             )
-        annotation = params_type if message.params_required else f"{params_type} | None"
+        annotation = qualify(params_type, index)
+        annotation = annotation if message.params_required else f"{annotation} | None"
         if outbound and not info.is_alias:
             arguments = tuple(
                 Argument(
                     name=f.name,
                     wire_name=f.wire_name,
-                    annotation=_plain(f.annotation if _required(f) else _optional(f.annotation)),
+                    annotation=qualify(
+                        _plain(f.annotation if _required(f) else _optional(f.annotation)), index
+                    ),
                     required=_required(f),
                 )
                 for f in sorted(info.fields, key=_argument_order)
@@ -230,7 +244,7 @@ def _operation(
         doc=docstring(message.description or f"``{message.method}``."),
         params_annotation=annotation,
         arguments=arguments,
-        returns=returns,
+        returns=qualify(returns, index),
     )
 
 
@@ -242,6 +256,26 @@ def _argument_order(field: Field) -> tuple[bool, bool]:
 def _required(field: Field) -> bool:
     """Required in a send signature; ``_meta`` never is (the runtime fills its parts)."""
     return field.required and field.wire_name != "_meta"
+
+
+class _QualifyModels(ast.NodeTransformer):
+    """``CallToolResult | None`` -> ``models.CallToolResult | None``."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.names:
+            qualified = ast.Attribute(ast.Name("models", ast.Load()), node.id, ast.Load())
+            return ast.copy_location(qualified, node)
+        return node
+
+
+def qualify(annotation: str, index: dict[str, ModelInfo]) -> str:
+    """Refer to model names through the lazy ``models`` package, so annotations resolve
+    (``typing.get_type_hints``) without the stub module building any class at import."""
+    tree = ast.parse(annotation, mode="eval")
+    return ast.unparse(_QualifyModels(set(index)).visit(tree))
 
 
 def _plain(annotation: str) -> str:
@@ -271,10 +305,6 @@ def _annotations(operations: list[Operation]) -> list[str]:
         elif operation.params_annotation:
             found.append(operation.params_annotation)
     return found
-
-
-def _model_imports(operations: list[Operation], index: dict[str, ModelInfo]) -> list[str]:
-    return sorted(name for name in _names_in(_annotations(operations)) if name in index)
 
 
 def _typing_imports(operations: list[Operation]) -> list[str]:

@@ -1,12 +1,14 @@
 """Dispatch-table entries: what a generated package says about each method.
 
 The runtime reads these and nothing else to route, validate and gate messages; there is no
-hand-kept list of methods anywhere.
+hand-kept list of methods anywhere. Types are referenced lazily (``params_ref`` returns
+the params class), so importing a dispatch table builds no model class.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -38,11 +40,35 @@ class Gate:
     path: tuple[str, ...]
 
 
-def _validator(model: Any) -> Any:
-    """``Model.model_validate``, or a TypeAdapter's for union aliases."""
+def validator_of(model: Any) -> Callable[[Any], Any]:
+    """``Model.model_validate`` (wire names only), or a TypeAdapter's for union aliases."""
     if isinstance(model, type) and issubclass(model, BaseModel):
-        return model.model_validate
-    return TypeAdapter(model).validate_python
+        validate = model.model_validate
+
+        def validate_model(raw: Any) -> Any:
+            return validate(raw, by_name=False)
+
+        return validate_model
+    adapter: TypeAdapter[Any] = TypeAdapter(model)
+
+    def validate_union(raw: Any) -> Any:
+        return adapter.validate_python(raw, by_name=False)
+
+    return validate_union
+
+
+@dataclass(frozen=True)
+class _Lazy:
+    """Per-spec cache of resolved types and validators."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        try:
+            return self.values[key]
+        except KeyError:
+            value = self.values[key] = make()
+            return value
 
 
 @dataclass(frozen=True)
@@ -55,29 +81,41 @@ class RequestSpec(Generic[ResultT]):
 
     method: str
     direction: Direction
-    params_type: Any
+    params_ref: Callable[[], Any] | None
     params_required: bool
-    result_type: Any
-    alternative_result_types: tuple[Any, ...]
+    result_ref: Callable[[], Any]
+    alternatives_ref: Callable[[], tuple[Any, ...]]
     handler_name: str
     gates: tuple[Gate, ...]
     embedded: bool = False
-    _validators: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _lazy: _Lazy = field(default_factory=_Lazy, repr=False, compare=False)
+
+    @property
+    def params_type(self) -> Any:
+        """The params model (or union alias), or None when the method takes no params."""
+        return None if self.params_ref is None else self._lazy.get("params", self.params_ref)
+
+    @property
+    def result_type(self) -> Any:
+        """The main result model."""
+        return self._lazy.get("result", self.result_ref)
+
+    @property
+    def alternative_result_types(self) -> tuple[Any, ...]:
+        """Results the method may give instead (``CreateTaskResult``, ``InputRequiredResult``)."""
+        alternatives: tuple[Any, ...] = self._lazy.get("alternatives", self.alternatives_ref)
+        return alternatives
 
     def validate_params(self, raw: Any) -> Any:
         """Validate wire params (None when absent and optional)."""
         if raw is None and not self.params_required:
             return None
-        validate = self._validators.get("params")
-        if validate is None:
-            validate = self._validators["params"] = _validator(self.params_type)
+        validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
         return validate(raw)
 
     def validate_result(self, raw: Any) -> ResultT:
         """Validate a wire result as this method's main result type."""
-        validate = self._validators.get("result")
-        if validate is None:
-            validate = self._validators["result"] = _validator(self.result_type)
+        validate = self._lazy.get("validate_result", lambda: validator_of(self.result_type))
         result: ResultT = validate(raw)
         return result
 
@@ -88,17 +126,20 @@ class NotificationSpec:
 
     method: str
     direction: Direction
-    params_type: Any
+    params_ref: Callable[[], Any] | None
     params_required: bool
     handler_name: str
     gates: tuple[Gate, ...]
-    _validators: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _lazy: _Lazy = field(default_factory=_Lazy, repr=False, compare=False)
+
+    @property
+    def params_type(self) -> Any:
+        """The params model (or union alias), or None when the method takes no params."""
+        return None if self.params_ref is None else self._lazy.get("params", self.params_ref)
 
     def validate_params(self, raw: Any) -> Any:
         """Validate wire params (None when absent and optional)."""
         if raw is None and not self.params_required:
             return None
-        validate = self._validators.get("params")
-        if validate is None:
-            validate = self._validators["params"] = _validator(self.params_type)
+        validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
         return validate(raw)

@@ -42,39 +42,8 @@ from .dispatch import (
     SUBSCRIBE,
     UNSUBSCRIBE,
 )
-from .models import (
-    CallToolResult,
-    CancelledNotificationParams,
-    ClientCapabilities,
-    CompleteRequestParamsArgument,
-    CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    EmptyResult,
-    GetPromptResult,
-    Implementation,
-    InitializeResult,
-    ListPromptsResult,
-    ListResourceTemplatesResult,
-    ListResourcesResult,
-    ListRootsRequestParams,
-    ListRootsResult,
-    ListToolsResult,
-    LoggingLevel,
-    LoggingMessageNotificationParams,
-    PingRequestParams,
-    PingRequestParamsMeta,
-    ProgressNotificationParams,
-    ProgressToken,
-    PromptListChangedNotificationParams,
-    PromptReference,
-    ReadResourceResult,
-    RequestId,
-    ResourceListChangedNotificationParams,
-    ResourceReference,
-    ResourceUpdatedNotificationParams,
-    ToolListChangedNotificationParams,
-)
+
+from . import models
 
 
 class Client(Outbound):
@@ -85,9 +54,9 @@ class Client(Outbound):
     async def complete(
         self,
         *,
-        argument: CompleteRequestParamsArgument,
-        ref: PromptReference | ResourceReference,
-    ) -> CompleteResult:
+        argument: models.CompleteRequestParamsArgument,
+        ref: models.PromptReference | models.ResourceReference,
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
             {
@@ -101,10 +70,10 @@ class Client(Outbound):
     async def initialize(
         self,
         *,
-        capabilities: ClientCapabilities,
-        client_info: Implementation,
+        capabilities: models.ClientCapabilities,
+        client_info: models.Implementation,
         protocol_version: str,
-    ) -> InitializeResult:
+    ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         params = wire_params(
             {
@@ -119,8 +88,8 @@ class Client(Outbound):
     async def set_level(
         self,
         *,
-        level: LoggingLevel,
-    ) -> EmptyResult:
+        level: models.LoggingLevel,
+    ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
             {
@@ -133,8 +102,8 @@ class Client(Outbound):
     async def ping(
         self,
         *,
-        meta: PingRequestParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.PingRequestParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
             {},
@@ -149,7 +118,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
-    ) -> GetPromptResult:
+    ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
             {
@@ -165,7 +134,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListPromptsResult:
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
@@ -179,7 +148,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListResourcesResult:
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
@@ -193,7 +162,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-    ) -> ReadResourceResult:
+    ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
             {
@@ -207,7 +176,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
             {
@@ -221,7 +190,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListResourceTemplatesResult:
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
@@ -235,7 +204,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
             {
@@ -250,7 +219,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
-    ) -> CallToolResult:
+    ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
             {
@@ -266,7 +235,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListToolsResult:
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
@@ -279,7 +248,7 @@ class Client(Outbound):
     async def send_cancelled(
         self,
         *,
-        request_id: RequestId,
+        request_id: models.RequestId,
         reason: str | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -311,7 +280,7 @@ class Client(Outbound):
         self,
         *,
         progress: int | float,
-        progress_token: ProgressToken,
+        progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
     ) -> None:
@@ -348,31 +317,31 @@ class ClientHandlers(Handlers):
 
     async def ping(
         self,
-        params: PingRequestParams | None,
+        params: models.PingRequestParams | None,
         ctx: RequestContext[Client],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         raise MethodNotFound(PING.method)
 
     async def list_roots(
         self,
-        params: ListRootsRequestParams | None,
+        params: models.ListRootsRequestParams | None,
         ctx: RequestContext[Client],
-    ) -> ListRootsResult:
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         raise MethodNotFound(LIST_ROOTS.method)
 
     async def create_message(
         self,
-        params: CreateMessageRequestParams,
+        params: models.CreateMessageRequestParams,
         ctx: RequestContext[Client],
-    ) -> CreateMessageResult:
+    ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         raise MethodNotFound(CREATE_MESSAGE.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -380,7 +349,7 @@ class ClientHandlers(Handlers):
 
     async def on_logging_message(
         self,
-        params: LoggingMessageNotificationParams,
+        params: models.LoggingMessageNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
@@ -388,7 +357,7 @@ class ClientHandlers(Handlers):
 
     async def on_progress(
         self,
-        params: ProgressNotificationParams,
+        params: models.ProgressNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
@@ -396,7 +365,7 @@ class ClientHandlers(Handlers):
 
     async def on_prompt_list_changed(
         self,
-        params: PromptListChangedNotificationParams | None,
+        params: models.PromptListChangedNotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
@@ -404,7 +373,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_list_changed(
         self,
-        params: ResourceListChangedNotificationParams | None,
+        params: models.ResourceListChangedNotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
@@ -412,7 +381,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_updated(
         self,
-        params: ResourceUpdatedNotificationParams,
+        params: models.ResourceUpdatedNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
@@ -420,7 +389,7 @@ class ClientHandlers(Handlers):
 
     async def on_tool_list_changed(
         self,
-        params: ToolListChangedNotificationParams | None,
+        params: models.ToolListChangedNotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""

@@ -43,42 +43,8 @@ from .dispatch import (
     SUBSCRIBE,
     UNSUBSCRIBE,
 )
-from .models import (
-    CallToolResult,
-    CancelledNotificationParams,
-    ClientCapabilities,
-    CompleteRequestParamsArgument,
-    CompleteRequestParamsContext,
-    CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitRequestParams,
-    ElicitResult,
-    EmptyResult,
-    GetPromptResult,
-    Implementation,
-    InitializeResult,
-    ListPromptsResult,
-    ListResourceTemplatesResult,
-    ListResourcesResult,
-    ListRootsRequestParams,
-    ListRootsResult,
-    ListToolsResult,
-    LoggingLevel,
-    LoggingMessageNotificationParams,
-    PingRequestParams,
-    PingRequestParamsMeta,
-    ProgressNotificationParams,
-    ProgressToken,
-    PromptListChangedNotificationParams,
-    PromptReference,
-    ReadResourceResult,
-    RequestId,
-    ResourceListChangedNotificationParams,
-    ResourceTemplateReference,
-    ResourceUpdatedNotificationParams,
-    ToolListChangedNotificationParams,
-)
+
+from . import models
 
 
 class Client(Outbound):
@@ -89,10 +55,10 @@ class Client(Outbound):
     async def complete(
         self,
         *,
-        argument: CompleteRequestParamsArgument,
-        ref: PromptReference | ResourceTemplateReference,
-        context: CompleteRequestParamsContext | None = None,
-    ) -> CompleteResult:
+        argument: models.CompleteRequestParamsArgument,
+        ref: models.PromptReference | models.ResourceTemplateReference,
+        context: models.CompleteRequestParamsContext | None = None,
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
             {
@@ -108,10 +74,10 @@ class Client(Outbound):
     async def initialize(
         self,
         *,
-        capabilities: ClientCapabilities,
-        client_info: Implementation,
+        capabilities: models.ClientCapabilities,
+        client_info: models.Implementation,
         protocol_version: str,
-    ) -> InitializeResult:
+    ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         params = wire_params(
             {
@@ -126,8 +92,8 @@ class Client(Outbound):
     async def set_level(
         self,
         *,
-        level: LoggingLevel,
-    ) -> EmptyResult:
+        level: models.LoggingLevel,
+    ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
             {
@@ -140,8 +106,8 @@ class Client(Outbound):
     async def ping(
         self,
         *,
-        meta: PingRequestParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.PingRequestParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
             {},
@@ -156,7 +122,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
-    ) -> GetPromptResult:
+    ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
             {
@@ -172,7 +138,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListPromptsResult:
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
@@ -186,7 +152,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListResourcesResult:
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
@@ -200,7 +166,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-    ) -> ReadResourceResult:
+    ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
             {
@@ -214,7 +180,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
             {
@@ -228,7 +194,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListResourceTemplatesResult:
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
@@ -242,7 +208,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
             {
@@ -257,7 +223,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
-    ) -> CallToolResult:
+    ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
             {
@@ -273,7 +239,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-    ) -> ListToolsResult:
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
@@ -286,7 +252,7 @@ class Client(Outbound):
     async def send_cancelled(
         self,
         *,
-        request_id: RequestId,
+        request_id: models.RequestId,
         reason: str | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -318,7 +284,7 @@ class Client(Outbound):
         self,
         *,
         progress: int | float,
-        progress_token: ProgressToken,
+        progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
     ) -> None:
@@ -355,39 +321,39 @@ class ClientHandlers(Handlers):
 
     async def elicit(
         self,
-        params: ElicitRequestParams,
+        params: models.ElicitRequestParams,
         ctx: RequestContext[Client],
-    ) -> ElicitResult:
+    ) -> models.ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         raise MethodNotFound(ELICIT.method)
 
     async def ping(
         self,
-        params: PingRequestParams | None,
+        params: models.PingRequestParams | None,
         ctx: RequestContext[Client],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         raise MethodNotFound(PING.method)
 
     async def list_roots(
         self,
-        params: ListRootsRequestParams | None,
+        params: models.ListRootsRequestParams | None,
         ctx: RequestContext[Client],
-    ) -> ListRootsResult:
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         raise MethodNotFound(LIST_ROOTS.method)
 
     async def create_message(
         self,
-        params: CreateMessageRequestParams,
+        params: models.CreateMessageRequestParams,
         ctx: RequestContext[Client],
-    ) -> CreateMessageResult:
+    ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         raise MethodNotFound(CREATE_MESSAGE.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -395,7 +361,7 @@ class ClientHandlers(Handlers):
 
     async def on_logging_message(
         self,
-        params: LoggingMessageNotificationParams,
+        params: models.LoggingMessageNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
@@ -403,7 +369,7 @@ class ClientHandlers(Handlers):
 
     async def on_progress(
         self,
-        params: ProgressNotificationParams,
+        params: models.ProgressNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
@@ -411,7 +377,7 @@ class ClientHandlers(Handlers):
 
     async def on_prompt_list_changed(
         self,
-        params: PromptListChangedNotificationParams | None,
+        params: models.PromptListChangedNotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
@@ -419,7 +385,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_list_changed(
         self,
-        params: ResourceListChangedNotificationParams | None,
+        params: models.ResourceListChangedNotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
@@ -427,7 +393,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_updated(
         self,
-        params: ResourceUpdatedNotificationParams,
+        params: models.ResourceUpdatedNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
@@ -435,7 +401,7 @@ class ClientHandlers(Handlers):
 
     async def on_tool_list_changed(
         self,
-        params: ToolListChangedNotificationParams | None,
+        params: models.ToolListChangedNotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""

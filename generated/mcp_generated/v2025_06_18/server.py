@@ -46,46 +46,8 @@ from .dispatch import (
     TOOL_LIST_CHANGED_NOTIFICATION,
     UNSUBSCRIBE,
 )
-from .models import (
-    CallToolRequestParams,
-    CallToolResult,
-    CancelledNotificationParams,
-    CompleteRequestParams,
-    CompleteResult,
-    CreateMessageResult,
-    ElicitRequestParamsRequestedSchema,
-    ElicitResult,
-    EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    InitializeRequestParams,
-    InitializeResult,
-    InitializedNotificationParams,
-    ListPromptsRequestParams,
-    ListPromptsResult,
-    ListResourceTemplatesRequestParams,
-    ListResourceTemplatesResult,
-    ListResourcesRequestParams,
-    ListResourcesResult,
-    ListRootsRequestParamsMeta,
-    ListRootsResult,
-    ListToolsRequestParams,
-    ListToolsResult,
-    LoggingLevel,
-    ModelPreferences,
-    PingRequestParams,
-    PingRequestParamsMeta,
-    ProgressNotificationParams,
-    ProgressToken,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    RequestId,
-    RootsListChangedNotificationParams,
-    SamplingMessage,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
+
+from . import models
 
 
 class ClientPeer(Outbound):
@@ -97,8 +59,8 @@ class ClientPeer(Outbound):
         self,
         *,
         message: str,
-        requested_schema: ElicitRequestParamsRequestedSchema,
-    ) -> ElicitResult:
+        requested_schema: models.ElicitRequestParamsRequestedSchema,
+    ) -> models.ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         params = wire_params(
             {
@@ -112,8 +74,8 @@ class ClientPeer(Outbound):
     async def ping(
         self,
         *,
-        meta: PingRequestParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.PingRequestParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
             {},
@@ -126,8 +88,8 @@ class ClientPeer(Outbound):
     async def list_roots(
         self,
         *,
-        meta: ListRootsRequestParamsMeta | None = None,
-    ) -> ListRootsResult:
+        meta: models.ListRootsRequestParamsMeta | None = None,
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         params = wire_params(
             {},
@@ -141,14 +103,14 @@ class ClientPeer(Outbound):
         self,
         *,
         max_tokens: int,
-        messages: list[SamplingMessage],
+        messages: list[models.SamplingMessage],
         include_context: Literal["allServers", "none", "thisServer"] | None = None,
         metadata: dict[str, Any] | None = None,
-        model_preferences: ModelPreferences | None = None,
+        model_preferences: models.ModelPreferences | None = None,
         stop_sequences: list[str] | None = None,
         system_prompt: str | None = None,
         temperature: int | float | None = None,
-    ) -> CreateMessageResult:
+    ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
             {
@@ -169,7 +131,7 @@ class ClientPeer(Outbound):
     async def send_cancelled(
         self,
         *,
-        request_id: RequestId,
+        request_id: models.RequestId,
         reason: str | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -187,7 +149,7 @@ class ClientPeer(Outbound):
         self,
         *,
         data: Any,
-        level: LoggingLevel,
+        level: models.LoggingLevel,
         logger: str | None = None,
     ) -> None:
         """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
@@ -206,7 +168,7 @@ class ClientPeer(Outbound):
         self,
         *,
         progress: int | float,
-        progress_token: ProgressToken,
+        progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
     ) -> None:
@@ -285,111 +247,111 @@ class ServerHandlers(Handlers):
 
     async def complete(
         self,
-        params: CompleteRequestParams,
+        params: models.CompleteRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CompleteResult:
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         raise MethodNotFound(COMPLETE.method)
 
     async def initialize(
         self,
-        params: InitializeRequestParams,
+        params: models.InitializeRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> InitializeResult:
+    ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         raise MethodNotFound(INITIALIZE.method)
 
     async def set_level(
         self,
-        params: SetLevelRequestParams,
+        params: models.SetLevelRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         raise MethodNotFound(SET_LEVEL.method)
 
     async def ping(
         self,
-        params: PingRequestParams | None,
+        params: models.PingRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         raise MethodNotFound(PING.method)
 
     async def get_prompt(
         self,
-        params: GetPromptRequestParams,
+        params: models.GetPromptRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> GetPromptResult:
+    ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         raise MethodNotFound(GET_PROMPT.method)
 
     async def list_prompts(
         self,
-        params: ListPromptsRequestParams | None,
+        params: models.ListPromptsRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListPromptsResult:
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         raise MethodNotFound(LIST_PROMPTS.method)
 
     async def list_resources(
         self,
-        params: ListResourcesRequestParams | None,
+        params: models.ListResourcesRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListResourcesResult:
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         raise MethodNotFound(LIST_RESOURCES.method)
 
     async def read_resource(
         self,
-        params: ReadResourceRequestParams,
+        params: models.ReadResourceRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ReadResourceResult:
+    ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         raise MethodNotFound(READ_RESOURCE.method)
 
     async def subscribe(
         self,
-        params: SubscribeRequestParams,
+        params: models.SubscribeRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         raise MethodNotFound(SUBSCRIBE.method)
 
     async def list_resource_templates(
         self,
-        params: ListResourceTemplatesRequestParams | None,
+        params: models.ListResourceTemplatesRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListResourceTemplatesResult:
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         raise MethodNotFound(LIST_RESOURCE_TEMPLATES.method)
 
     async def unsubscribe(
         self,
-        params: UnsubscribeRequestParams,
+        params: models.UnsubscribeRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         raise MethodNotFound(UNSUBSCRIBE.method)
 
     async def call_tool(
         self,
-        params: CallToolRequestParams,
+        params: models.CallToolRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CallToolResult:
+    ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         raise MethodNotFound(CALL_TOOL.method)
 
     async def list_tools(
         self,
-        params: ListToolsRequestParams | None,
+        params: models.ListToolsRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListToolsResult:
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         raise MethodNotFound(LIST_TOOLS.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -397,7 +359,7 @@ class ServerHandlers(Handlers):
 
     async def on_initialized(
         self,
-        params: InitializedNotificationParams | None,
+        params: models.InitializedNotificationParams | None,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """This notification is sent from the client to the server after initialization has finished."""
@@ -405,7 +367,7 @@ class ServerHandlers(Handlers):
 
     async def on_progress(
         self,
-        params: ProgressNotificationParams,
+        params: models.ProgressNotificationParams,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
@@ -413,7 +375,7 @@ class ServerHandlers(Handlers):
 
     async def on_roots_list_changed(
         self,
-        params: RootsListChangedNotificationParams | None,
+        params: models.RootsListChangedNotificationParams | None,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """A notification from the client to the server, informing it that the list of roots has changed. This notification should be sent whenever the client adds, removes, or modifies any root. The server should then request an updated list of roots using the ListRootsRequest."""

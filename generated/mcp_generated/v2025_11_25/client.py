@@ -48,52 +48,8 @@ from .dispatch import (
     TASK_STATUS_NOTIFICATION,
     UNSUBSCRIBE,
 )
-from .models import (
-    CallToolResult,
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    CancelledNotificationParams,
-    ClientCapabilities,
-    CompleteRequestParamsArgument,
-    CompleteRequestParamsContext,
-    CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    CreateTaskResult,
-    ElicitRequestParams,
-    ElicitResult,
-    ElicitationCompleteNotificationParams,
-    EmptyResult,
-    GetPromptResult,
-    GetTaskPayloadRequestParams,
-    GetTaskPayloadResult,
-    GetTaskRequestParams,
-    GetTaskResult,
-    Implementation,
-    InitializeResult,
-    ListPromptsResult,
-    ListResourceTemplatesResult,
-    ListResourcesResult,
-    ListRootsResult,
-    ListTasksResult,
-    ListToolsResult,
-    LoggingLevel,
-    LoggingMessageNotificationParams,
-    NotificationParams,
-    PaginatedRequestParams,
-    ParamsMeta,
-    ProgressNotificationParams,
-    ProgressToken,
-    PromptReference,
-    ReadResourceResult,
-    RequestId,
-    RequestParams,
-    ResourceTemplateReference,
-    ResourceUpdatedNotificationParams,
-    TaskMetadata,
-    TaskStatus,
-    TaskStatusNotificationParams,
-)
+
+from . import models
 
 
 class Client(Outbound):
@@ -104,11 +60,11 @@ class Client(Outbound):
     async def complete(
         self,
         *,
-        argument: CompleteRequestParamsArgument,
-        ref: PromptReference | ResourceTemplateReference,
-        context: CompleteRequestParamsContext | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> CompleteResult:
+        argument: models.CompleteRequestParamsArgument,
+        ref: models.PromptReference | models.ResourceTemplateReference,
+        context: models.CompleteRequestParamsContext | None = None,
+        meta: models.ParamsMeta | None = None,
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
             {
@@ -125,11 +81,11 @@ class Client(Outbound):
     async def initialize(
         self,
         *,
-        capabilities: ClientCapabilities,
-        client_info: Implementation,
+        capabilities: models.ClientCapabilities,
+        client_info: models.Implementation,
         protocol_version: str,
-        meta: ParamsMeta | None = None,
-    ) -> InitializeResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         params = wire_params(
             {
@@ -146,9 +102,9 @@ class Client(Outbound):
     async def set_level(
         self,
         *,
-        level: LoggingLevel,
-        meta: ParamsMeta | None = None,
-    ) -> EmptyResult:
+        level: models.LoggingLevel,
+        meta: models.ParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
             {
@@ -163,8 +119,8 @@ class Client(Outbound):
     async def ping(
         self,
         *,
-        meta: ParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
             {},
@@ -179,8 +135,8 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> GetPromptResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
             {
@@ -197,8 +153,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> ListPromptsResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
@@ -213,8 +169,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> ListResourcesResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
@@ -229,8 +185,8 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: ParamsMeta | None = None,
-    ) -> ReadResourceResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
             {
@@ -246,8 +202,8 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: ParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
             {
@@ -263,8 +219,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> ListResourceTemplatesResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
@@ -279,8 +235,8 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: ParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
             {
@@ -296,7 +252,7 @@ class Client(Outbound):
         self,
         *,
         task_id: str,
-    ) -> CancelTaskResult:
+    ) -> models.CancelTaskResult:
         """A request to cancel a task."""
         params = wire_params(
             {
@@ -310,7 +266,7 @@ class Client(Outbound):
         self,
         *,
         task_id: str,
-    ) -> GetTaskResult:
+    ) -> models.GetTaskResult:
         """A request to retrieve the state of a task."""
         params = wire_params(
             {
@@ -324,8 +280,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> ListTasksResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
             {},
@@ -340,7 +296,7 @@ class Client(Outbound):
         self,
         *,
         task_id: str,
-    ) -> GetTaskPayloadResult:
+    ) -> models.GetTaskPayloadResult:
         """A request to retrieve the result of a completed task."""
         params = wire_params(
             {
@@ -355,9 +311,9 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
-        task: TaskMetadata | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> CallToolResult:
+        task: models.TaskMetadata | None = None,
+        meta: models.ParamsMeta | None = None,
+    ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
             {
@@ -375,8 +331,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> ListToolsResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
@@ -391,7 +347,7 @@ class Client(Outbound):
         self,
         *,
         reason: str | None = None,
-        request_id: RequestId | None = None,
+        request_id: models.RequestId | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -423,7 +379,7 @@ class Client(Outbound):
         self,
         *,
         progress: int | float,
-        progress_token: ProgressToken,
+        progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
         meta: dict[str, Any] | None = None,
@@ -461,7 +417,7 @@ class Client(Outbound):
         *,
         created_at: str,
         last_updated_at: str,
-        status: TaskStatus,
+        status: models.TaskStatus,
         task_id: str,
         ttl: int | None,
         poll_interval: int | None = None,
@@ -491,71 +447,71 @@ class ClientHandlers(Handlers):
 
     async def elicit(
         self,
-        params: ElicitRequestParams,
+        params: models.ElicitRequestParams,
         ctx: RequestContext[Client],
-    ) -> ElicitResult | CreateTaskResult:
+    ) -> models.ElicitResult | models.CreateTaskResult:
         """A request from the server to elicit additional information from the user via the client."""
         raise MethodNotFound(ELICIT.method)
 
     async def ping(
         self,
-        params: RequestParams | None,
+        params: models.RequestParams | None,
         ctx: RequestContext[Client],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         raise MethodNotFound(PING.method)
 
     async def list_roots(
         self,
-        params: RequestParams | None,
+        params: models.RequestParams | None,
         ctx: RequestContext[Client],
-    ) -> ListRootsResult:
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         raise MethodNotFound(LIST_ROOTS.method)
 
     async def create_message(
         self,
-        params: CreateMessageRequestParams,
+        params: models.CreateMessageRequestParams,
         ctx: RequestContext[Client],
-    ) -> CreateMessageResult | CreateTaskResult:
+    ) -> models.CreateMessageResult | models.CreateTaskResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         raise MethodNotFound(CREATE_MESSAGE.method)
 
     async def cancel_task(
         self,
-        params: CancelTaskRequestParams,
+        params: models.CancelTaskRequestParams,
         ctx: RequestContext[Client],
-    ) -> CancelTaskResult:
+    ) -> models.CancelTaskResult:
         """A request to cancel a task."""
         raise MethodNotFound(CANCEL_TASK.method)
 
     async def get_task(
         self,
-        params: GetTaskRequestParams,
+        params: models.GetTaskRequestParams,
         ctx: RequestContext[Client],
-    ) -> GetTaskResult:
+    ) -> models.GetTaskResult:
         """A request to retrieve the state of a task."""
         raise MethodNotFound(GET_TASK.method)
 
     async def list_tasks(
         self,
-        params: PaginatedRequestParams | None,
+        params: models.PaginatedRequestParams | None,
         ctx: RequestContext[Client],
-    ) -> ListTasksResult:
+    ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         raise MethodNotFound(LIST_TASKS.method)
 
     async def get_task_payload(
         self,
-        params: GetTaskPayloadRequestParams,
+        params: models.GetTaskPayloadRequestParams,
         ctx: RequestContext[Client],
-    ) -> GetTaskPayloadResult:
+    ) -> models.GetTaskPayloadResult:
         """A request to retrieve the result of a completed task."""
         raise MethodNotFound(GET_TASK_PAYLOAD.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -563,7 +519,7 @@ class ClientHandlers(Handlers):
 
     async def on_elicitation_complete(
         self,
-        params: ElicitationCompleteNotificationParams,
+        params: models.ElicitationCompleteNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request."""
@@ -571,7 +527,7 @@ class ClientHandlers(Handlers):
 
     async def on_logging_message(
         self,
-        params: LoggingMessageNotificationParams,
+        params: models.LoggingMessageNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
@@ -579,7 +535,7 @@ class ClientHandlers(Handlers):
 
     async def on_progress(
         self,
-        params: ProgressNotificationParams,
+        params: models.ProgressNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
@@ -587,7 +543,7 @@ class ClientHandlers(Handlers):
 
     async def on_prompt_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
@@ -595,7 +551,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
@@ -603,7 +559,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_updated(
         self,
-        params: ResourceUpdatedNotificationParams,
+        params: models.ResourceUpdatedNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
@@ -611,7 +567,7 @@ class ClientHandlers(Handlers):
 
     async def on_task_status(
         self,
-        params: TaskStatusNotificationParams,
+        params: models.TaskStatusNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
@@ -619,7 +575,7 @@ class ClientHandlers(Handlers):
 
     async def on_tool_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""

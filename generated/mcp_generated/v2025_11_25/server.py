@@ -53,54 +53,8 @@ from .dispatch import (
     TOOL_LIST_CHANGED_NOTIFICATION,
     UNSUBSCRIBE,
 )
-from .models import (
-    CallToolRequestParams,
-    CallToolResult,
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    CancelledNotificationParams,
-    CompleteRequestParams,
-    CompleteResult,
-    CreateMessageResult,
-    CreateTaskResult,
-    ElicitRequestParams,
-    ElicitResult,
-    EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    GetTaskPayloadRequestParams,
-    GetTaskPayloadResult,
-    GetTaskRequestParams,
-    GetTaskResult,
-    InitializeRequestParams,
-    InitializeResult,
-    ListPromptsResult,
-    ListResourceTemplatesResult,
-    ListResourcesResult,
-    ListRootsResult,
-    ListTasksResult,
-    ListToolsResult,
-    LoggingLevel,
-    ModelPreferences,
-    NotificationParams,
-    PaginatedRequestParams,
-    ParamsMeta,
-    ProgressNotificationParams,
-    ProgressToken,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    RequestId,
-    RequestParams,
-    SamplingMessage,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    TaskMetadata,
-    TaskStatus,
-    TaskStatusNotificationParams,
-    Tool,
-    ToolChoice,
-    UnsubscribeRequestParams,
-)
+
+from . import models
 
 
 class ClientPeer(Outbound):
@@ -110,16 +64,16 @@ class ClientPeer(Outbound):
 
     async def elicit(
         self,
-        params: ElicitRequestParams,
-    ) -> ElicitResult:
+        params: models.ElicitRequestParams,
+    ) -> models.ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         return await self.send_request(ELICIT, model_params(params))
 
     async def ping(
         self,
         *,
-        meta: ParamsMeta | None = None,
-    ) -> EmptyResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
             {},
@@ -132,8 +86,8 @@ class ClientPeer(Outbound):
     async def list_roots(
         self,
         *,
-        meta: ParamsMeta | None = None,
-    ) -> ListRootsResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         params = wire_params(
             {},
@@ -147,18 +101,18 @@ class ClientPeer(Outbound):
         self,
         *,
         max_tokens: int,
-        messages: list[SamplingMessage],
+        messages: list[models.SamplingMessage],
         include_context: Literal["allServers", "none", "thisServer"] | None = None,
         metadata: dict[str, Any] | None = None,
-        model_preferences: ModelPreferences | None = None,
+        model_preferences: models.ModelPreferences | None = None,
         stop_sequences: list[str] | None = None,
         system_prompt: str | None = None,
-        task: TaskMetadata | None = None,
+        task: models.TaskMetadata | None = None,
         temperature: int | float | None = None,
-        tool_choice: ToolChoice | None = None,
-        tools: list[Tool] | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> CreateMessageResult:
+        tool_choice: models.ToolChoice | None = None,
+        tools: list[models.Tool] | None = None,
+        meta: models.ParamsMeta | None = None,
+    ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
             {
@@ -184,7 +138,7 @@ class ClientPeer(Outbound):
         self,
         *,
         task_id: str,
-    ) -> CancelTaskResult:
+    ) -> models.CancelTaskResult:
         """A request to cancel a task."""
         params = wire_params(
             {
@@ -198,7 +152,7 @@ class ClientPeer(Outbound):
         self,
         *,
         task_id: str,
-    ) -> GetTaskResult:
+    ) -> models.GetTaskResult:
         """A request to retrieve the state of a task."""
         params = wire_params(
             {
@@ -212,8 +166,8 @@ class ClientPeer(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: ParamsMeta | None = None,
-    ) -> ListTasksResult:
+        meta: models.ParamsMeta | None = None,
+    ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
             {},
@@ -228,7 +182,7 @@ class ClientPeer(Outbound):
         self,
         *,
         task_id: str,
-    ) -> GetTaskPayloadResult:
+    ) -> models.GetTaskPayloadResult:
         """A request to retrieve the result of a completed task."""
         params = wire_params(
             {
@@ -242,7 +196,7 @@ class ClientPeer(Outbound):
         self,
         *,
         reason: str | None = None,
-        request_id: RequestId | None = None,
+        request_id: models.RequestId | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -274,7 +228,7 @@ class ClientPeer(Outbound):
         self,
         *,
         data: Any,
-        level: LoggingLevel,
+        level: models.LoggingLevel,
         logger: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> None:
@@ -295,7 +249,7 @@ class ClientPeer(Outbound):
         self,
         *,
         progress: int | float,
-        progress_token: ProgressToken,
+        progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
         meta: dict[str, Any] | None = None,
@@ -364,7 +318,7 @@ class ClientPeer(Outbound):
         *,
         created_at: str,
         last_updated_at: str,
-        status: TaskStatus,
+        status: models.TaskStatus,
         task_id: str,
         ttl: int | None,
         poll_interval: int | None = None,
@@ -408,143 +362,143 @@ class ServerHandlers(Handlers):
 
     async def complete(
         self,
-        params: CompleteRequestParams,
+        params: models.CompleteRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CompleteResult:
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         raise MethodNotFound(COMPLETE.method)
 
     async def initialize(
         self,
-        params: InitializeRequestParams,
+        params: models.InitializeRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> InitializeResult:
+    ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         raise MethodNotFound(INITIALIZE.method)
 
     async def set_level(
         self,
-        params: SetLevelRequestParams,
+        params: models.SetLevelRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         raise MethodNotFound(SET_LEVEL.method)
 
     async def ping(
         self,
-        params: RequestParams | None,
+        params: models.RequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         raise MethodNotFound(PING.method)
 
     async def get_prompt(
         self,
-        params: GetPromptRequestParams,
+        params: models.GetPromptRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> GetPromptResult:
+    ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         raise MethodNotFound(GET_PROMPT.method)
 
     async def list_prompts(
         self,
-        params: PaginatedRequestParams | None,
+        params: models.PaginatedRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListPromptsResult:
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         raise MethodNotFound(LIST_PROMPTS.method)
 
     async def list_resources(
         self,
-        params: PaginatedRequestParams | None,
+        params: models.PaginatedRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListResourcesResult:
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         raise MethodNotFound(LIST_RESOURCES.method)
 
     async def read_resource(
         self,
-        params: ReadResourceRequestParams,
+        params: models.ReadResourceRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ReadResourceResult:
+    ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         raise MethodNotFound(READ_RESOURCE.method)
 
     async def subscribe(
         self,
-        params: SubscribeRequestParams,
+        params: models.SubscribeRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         raise MethodNotFound(SUBSCRIBE.method)
 
     async def list_resource_templates(
         self,
-        params: PaginatedRequestParams | None,
+        params: models.PaginatedRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListResourceTemplatesResult:
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         raise MethodNotFound(LIST_RESOURCE_TEMPLATES.method)
 
     async def unsubscribe(
         self,
-        params: UnsubscribeRequestParams,
+        params: models.UnsubscribeRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> EmptyResult:
+    ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         raise MethodNotFound(UNSUBSCRIBE.method)
 
     async def cancel_task(
         self,
-        params: CancelTaskRequestParams,
+        params: models.CancelTaskRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CancelTaskResult:
+    ) -> models.CancelTaskResult:
         """A request to cancel a task."""
         raise MethodNotFound(CANCEL_TASK.method)
 
     async def get_task(
         self,
-        params: GetTaskRequestParams,
+        params: models.GetTaskRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> GetTaskResult:
+    ) -> models.GetTaskResult:
         """A request to retrieve the state of a task."""
         raise MethodNotFound(GET_TASK.method)
 
     async def list_tasks(
         self,
-        params: PaginatedRequestParams | None,
+        params: models.PaginatedRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListTasksResult:
+    ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         raise MethodNotFound(LIST_TASKS.method)
 
     async def get_task_payload(
         self,
-        params: GetTaskPayloadRequestParams,
+        params: models.GetTaskPayloadRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> GetTaskPayloadResult:
+    ) -> models.GetTaskPayloadResult:
         """A request to retrieve the result of a completed task."""
         raise MethodNotFound(GET_TASK_PAYLOAD.method)
 
     async def call_tool(
         self,
-        params: CallToolRequestParams,
+        params: models.CallToolRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CallToolResult | CreateTaskResult:
+    ) -> models.CallToolResult | models.CreateTaskResult:
         """Used by the client to invoke a tool provided by the server."""
         raise MethodNotFound(CALL_TOOL.method)
 
     async def list_tools(
         self,
-        params: PaginatedRequestParams | None,
+        params: models.PaginatedRequestParams | None,
         ctx: RequestContext[ClientPeer],
-    ) -> ListToolsResult:
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         raise MethodNotFound(LIST_TOOLS.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
@@ -552,7 +506,7 @@ class ServerHandlers(Handlers):
 
     async def on_initialized(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """This notification is sent from the client to the server after initialization has finished."""
@@ -560,7 +514,7 @@ class ServerHandlers(Handlers):
 
     async def on_progress(
         self,
-        params: ProgressNotificationParams,
+        params: models.ProgressNotificationParams,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
@@ -568,7 +522,7 @@ class ServerHandlers(Handlers):
 
     async def on_roots_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """A notification from the client to the server, informing it that the list of roots has changed. This notification should be sent whenever the client adds, removes, or modifies any root. The server should then request an updated list of roots using the ListRootsRequest."""
@@ -576,7 +530,7 @@ class ServerHandlers(Handlers):
 
     async def on_task_status(
         self,
-        params: TaskStatusNotificationParams,
+        params: models.TaskStatusNotificationParams,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""

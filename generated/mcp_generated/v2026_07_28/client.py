@@ -37,39 +37,8 @@ from .dispatch import (
     READ_RESOURCE,
     SUBSCRIPTIONS_LISTEN,
 )
-from .models import (
-    CallToolResult,
-    CancelledNotificationParams,
-    CompleteRequestParamsArgument,
-    CompleteRequestParamsContext,
-    CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    DiscoverResult,
-    ElicitRequestParams,
-    ElicitResult,
-    GetPromptResult,
-    InputResponses,
-    ListPromptsResult,
-    ListResourceTemplatesResult,
-    ListResourcesResult,
-    ListRootsRequestParams,
-    ListRootsResult,
-    ListToolsResult,
-    LoggingMessageNotificationParams,
-    NotificationMetaObject,
-    NotificationParams,
-    ProgressNotificationParams,
-    PromptReference,
-    ReadResourceResult,
-    RequestId,
-    RequestMetaObject,
-    ResourceTemplateReference,
-    ResourceUpdatedNotificationParams,
-    SubscriptionFilter,
-    SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenResult,
-)
+
+from . import models
 
 
 class Client(Outbound):
@@ -80,11 +49,11 @@ class Client(Outbound):
     async def complete(
         self,
         *,
-        argument: CompleteRequestParamsArgument,
-        ref: PromptReference | ResourceTemplateReference,
-        context: CompleteRequestParamsContext | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> CompleteResult:
+        argument: models.CompleteRequestParamsArgument,
+        ref: models.PromptReference | models.ResourceTemplateReference,
+        context: models.CompleteRequestParamsContext | None = None,
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
             {
@@ -103,10 +72,10 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
-        input_responses: InputResponses | None = None,
+        input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> GetPromptResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
             {
@@ -125,8 +94,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> ListPromptsResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
@@ -141,8 +110,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> ListResourcesResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
@@ -157,10 +126,10 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        input_responses: InputResponses | None = None,
+        input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> ReadResourceResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
             {
@@ -178,8 +147,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> ListResourceTemplatesResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
@@ -193,8 +162,8 @@ class Client(Outbound):
     async def discover(
         self,
         *,
-        meta: RequestMetaObject | None = None,
-    ) -> DiscoverResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.DiscoverResult:
         """A request from the client asking the server to advertise its supported protocol versions, capabilities, and other metadata. Servers **MUST** implement `server/discover`. Clients **MAY** call it but are not required to — version negotiation can also happen inline via per-request `_meta`."""
         params = wire_params(
             {},
@@ -207,9 +176,9 @@ class Client(Outbound):
     async def subscriptions_listen(
         self,
         *,
-        notifications: SubscriptionFilter,
-        meta: RequestMetaObject | None = None,
-    ) -> SubscriptionsListenResult:
+        notifications: models.SubscriptionFilter,
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.SubscriptionsListenResult:
         """Sent from the client to open a long-lived channel for receiving notifications outside the context of a specific request. Replaces the previous HTTP GET endpoint and ensures consistent behavior between HTTP and STDIO."""
         params = wire_params(
             {
@@ -226,10 +195,10 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
-        input_responses: InputResponses | None = None,
+        input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> CallToolResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
             {
@@ -248,8 +217,8 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: RequestMetaObject | None = None,
-    ) -> ListToolsResult:
+        meta: models.RequestMetaObject | None = None,
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
@@ -263,9 +232,9 @@ class Client(Outbound):
     async def send_cancelled(
         self,
         *,
-        request_id: RequestId,
+        request_id: models.RequestId,
         reason: str | None = None,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         params = wire_params(
@@ -285,31 +254,31 @@ class ClientHandlers(Handlers):
 
     async def elicit(
         self,
-        params: ElicitRequestParams,
+        params: models.ElicitRequestParams,
         ctx: RequestContext[Client],
-    ) -> ElicitResult:
+    ) -> models.ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         raise MethodNotFound(ELICIT.method)
 
     async def list_roots(
         self,
-        params: ListRootsRequestParams | None,
+        params: models.ListRootsRequestParams | None,
         ctx: RequestContext[Client],
-    ) -> ListRootsResult:
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         raise MethodNotFound(LIST_ROOTS.method)
 
     async def create_message(
         self,
-        params: CreateMessageRequestParams,
+        params: models.CreateMessageRequestParams,
         ctx: RequestContext[Client],
-    ) -> CreateMessageResult:
+    ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         raise MethodNotFound(CREATE_MESSAGE.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
@@ -317,7 +286,7 @@ class ClientHandlers(Handlers):
 
     async def on_logging_message(
         self,
-        params: LoggingMessageNotificationParams,
+        params: models.LoggingMessageNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`."""
@@ -325,7 +294,7 @@ class ClientHandlers(Handlers):
 
     async def on_progress(
         self,
-        params: ProgressNotificationParams,
+        params: models.ProgressNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
@@ -333,7 +302,7 @@ class ClientHandlers(Handlers):
 
     async def on_prompt_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
@@ -341,7 +310,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
@@ -349,7 +318,7 @@ class ClientHandlers(Handlers):
 
     async def on_resource_updated(
         self,
-        params: ResourceUpdatedNotificationParams,
+        params: models.ResourceUpdatedNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
@@ -357,7 +326,7 @@ class ClientHandlers(Handlers):
 
     async def on_subscriptions_acknowledged(
         self,
-        params: SubscriptionsAcknowledgedNotificationParams,
+        params: models.SubscriptionsAcknowledgedNotificationParams,
         ctx: RequestContext[Client],
     ) -> None:
         """Sent by the server to acknowledge that a {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been established and to report which notification types it agreed to honor."""
@@ -365,7 +334,7 @@ class ClientHandlers(Handlers):
 
     async def on_tool_list_changed(
         self,
-        params: NotificationParams | None,
+        params: models.NotificationParams | None,
         ctx: RequestContext[Client],
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""

@@ -45,42 +45,8 @@ from .dispatch import (
     SUBSCRIPTIONS_LISTEN,
     TOOL_LIST_CHANGED_NOTIFICATION,
 )
-from .models import (
-    CallToolRequestParams,
-    CallToolResult,
-    CancelledNotificationParams,
-    CompleteRequestParams,
-    CompleteResult,
-    CreateMessageResult,
-    DiscoverResult,
-    ElicitRequestParams,
-    ElicitResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    InputRequiredResult,
-    JSONObject,
-    ListPromptsResult,
-    ListResourceTemplatesResult,
-    ListResourcesResult,
-    ListRootsResult,
-    ListToolsResult,
-    LoggingLevel,
-    MetaObject,
-    ModelPreferences,
-    NotificationMetaObject,
-    PaginatedRequestParams,
-    ProgressToken,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    RequestId,
-    RequestParams,
-    SamplingMessage,
-    SubscriptionFilter,
-    SubscriptionsListenRequestParams,
-    SubscriptionsListenResult,
-    Tool,
-    ToolChoice,
-)
+
+from . import models
 
 
 class ClientPeer(Outbound):
@@ -90,16 +56,16 @@ class ClientPeer(Outbound):
 
     async def elicit(
         self,
-        params: ElicitRequestParams,
-    ) -> ElicitResult:
+        params: models.ElicitRequestParams,
+    ) -> models.ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         return await self.send_request(ELICIT, model_params(params))
 
     async def list_roots(
         self,
         *,
-        meta: MetaObject | None = None,
-    ) -> ListRootsResult:
+        meta: models.MetaObject | None = None,
+    ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         params = wire_params(
             {},
@@ -113,16 +79,16 @@ class ClientPeer(Outbound):
         self,
         *,
         max_tokens: int,
-        messages: list[SamplingMessage],
+        messages: list[models.SamplingMessage],
         include_context: Literal["allServers", "none", "thisServer"] | None = None,
-        metadata: JSONObject | None = None,
-        model_preferences: ModelPreferences | None = None,
+        metadata: models.JSONObject | None = None,
+        model_preferences: models.ModelPreferences | None = None,
         stop_sequences: list[str] | None = None,
         system_prompt: str | None = None,
         temperature: int | float | None = None,
-        tool_choice: ToolChoice | None = None,
-        tools: list[Tool] | None = None,
-    ) -> CreateMessageResult:
+        tool_choice: models.ToolChoice | None = None,
+        tools: list[models.Tool] | None = None,
+    ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
             {
@@ -145,9 +111,9 @@ class ClientPeer(Outbound):
     async def send_cancelled(
         self,
         *,
-        request_id: RequestId,
+        request_id: models.RequestId,
         reason: str | None = None,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         params = wire_params(
@@ -165,9 +131,9 @@ class ClientPeer(Outbound):
         self,
         *,
         data: Any,
-        level: LoggingLevel,
+        level: models.LoggingLevel,
         logger: str | None = None,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`."""
         params = wire_params(
@@ -186,10 +152,10 @@ class ClientPeer(Outbound):
         self,
         *,
         progress: int | float,
-        progress_token: ProgressToken,
+        progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -208,7 +174,7 @@ class ClientPeer(Outbound):
     async def send_prompt_list_changed(
         self,
         *,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
         params = wire_params(
@@ -222,7 +188,7 @@ class ClientPeer(Outbound):
     async def send_resource_list_changed(
         self,
         *,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
         params = wire_params(
@@ -237,7 +203,7 @@ class ClientPeer(Outbound):
         self,
         *,
         uri: str,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
         params = wire_params(
@@ -253,8 +219,8 @@ class ClientPeer(Outbound):
     async def send_subscriptions_acknowledged(
         self,
         *,
-        notifications: SubscriptionFilter,
-        meta: NotificationMetaObject | None = None,
+        notifications: models.SubscriptionFilter,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """Sent by the server to acknowledge that a {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been established and to report which notification types it agreed to honor."""
         params = wire_params(
@@ -270,7 +236,7 @@ class ClientPeer(Outbound):
     async def send_tool_list_changed(
         self,
         *,
-        meta: NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
         params = wire_params(
@@ -287,87 +253,87 @@ class ServerHandlers(Handlers):
 
     async def complete(
         self,
-        params: CompleteRequestParams,
+        params: models.CompleteRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CompleteResult:
+    ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         raise MethodNotFound(COMPLETE.method)
 
     async def get_prompt(
         self,
-        params: GetPromptRequestParams,
+        params: models.GetPromptRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> GetPromptResult | InputRequiredResult:
+    ) -> models.GetPromptResult | models.InputRequiredResult:
         """Used by the client to get a prompt provided by the server."""
         raise MethodNotFound(GET_PROMPT.method)
 
     async def list_prompts(
         self,
-        params: PaginatedRequestParams,
+        params: models.PaginatedRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ListPromptsResult:
+    ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         raise MethodNotFound(LIST_PROMPTS.method)
 
     async def list_resources(
         self,
-        params: PaginatedRequestParams,
+        params: models.PaginatedRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ListResourcesResult:
+    ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         raise MethodNotFound(LIST_RESOURCES.method)
 
     async def read_resource(
         self,
-        params: ReadResourceRequestParams,
+        params: models.ReadResourceRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ReadResourceResult | InputRequiredResult:
+    ) -> models.ReadResourceResult | models.InputRequiredResult:
         """Sent from the client to the server, to read a specific resource URI."""
         raise MethodNotFound(READ_RESOURCE.method)
 
     async def list_resource_templates(
         self,
-        params: PaginatedRequestParams,
+        params: models.PaginatedRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ListResourceTemplatesResult:
+    ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         raise MethodNotFound(LIST_RESOURCE_TEMPLATES.method)
 
     async def discover(
         self,
-        params: RequestParams,
+        params: models.RequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> DiscoverResult:
+    ) -> models.DiscoverResult:
         """A request from the client asking the server to advertise its supported protocol versions, capabilities, and other metadata. Servers **MUST** implement `server/discover`. Clients **MAY** call it but are not required to — version negotiation can also happen inline via per-request `_meta`."""
         raise MethodNotFound(DISCOVER.method)
 
     async def subscriptions_listen(
         self,
-        params: SubscriptionsListenRequestParams,
+        params: models.SubscriptionsListenRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> SubscriptionsListenResult:
+    ) -> models.SubscriptionsListenResult:
         """Sent from the client to open a long-lived channel for receiving notifications outside the context of a specific request. Replaces the previous HTTP GET endpoint and ensures consistent behavior between HTTP and STDIO."""
         raise MethodNotFound(SUBSCRIPTIONS_LISTEN.method)
 
     async def call_tool(
         self,
-        params: CallToolRequestParams,
+        params: models.CallToolRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> models.CallToolResult | models.InputRequiredResult:
         """Used by the client to invoke a tool provided by the server."""
         raise MethodNotFound(CALL_TOOL.method)
 
     async def list_tools(
         self,
-        params: PaginatedRequestParams,
+        params: models.PaginatedRequestParams,
         ctx: RequestContext[ClientPeer],
-    ) -> ListToolsResult:
+    ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         raise MethodNotFound(LIST_TOOLS.method)
 
     async def on_cancelled(
         self,
-        params: CancelledNotificationParams,
+        params: models.CancelledNotificationParams,
         ctx: RequestContext[ClientPeer],
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
