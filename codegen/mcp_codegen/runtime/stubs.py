@@ -60,6 +60,11 @@ class Outbound:
     def __init__(self, sender: Sender) -> None:
         self._sender = sender
 
+    @property
+    def session(self) -> Any:
+        """The session behind this proxy (negotiated revision, peer capabilities, ...)."""
+        return self._sender
+
     async def send_request(
         self, spec: RequestSpec[ResultT], params: Mapping[str, Any] | None
     ) -> ResultT:
@@ -73,16 +78,49 @@ class Outbound:
         await self._sender.send_notification(spec, params)
 
 
+class ContextHooks(Protocol):
+    """What a running session offers a handler's context (``report_progress``, ``log``)."""
+
+    async def report_progress(
+        self, context: RequestContext[Any], progress: float, total: float | None, message: str | None
+    ) -> None: ...
+
+    async def log(
+        self, context: RequestContext[Any], level: str, data: Any, logger: str | None
+    ) -> None: ...
+
+
 @dataclass
 class RequestContext(Generic[PeerT]):
     """What a handler gets besides its params: the peer to call back, the request id and meta.
 
-    ``request_id`` is None for notifications.
+    ``request_id`` is None for notifications. ``report_progress`` and ``log`` send
+    ``notifications/progress`` and ``notifications/message`` for this request, when the
+    peer asked for them (a progress token; a log level at or below ``level``).
     """
 
     peer: PeerT
     request_id: str | int | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    hooks: ContextHooks | None = field(default=None, repr=False)
+    progress_state: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken") if self.meta else None
+        return token if isinstance(token, str | int) else None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress; ignored without a progress token, or if not increasing."""
+        if self.hooks is not None:
+            await self.hooks.report_progress(self, progress, total, message)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the peer if its log level lets it through."""
+        if self.hooks is not None:
+            await self.hooks.log(self, level, data, logger)
 
 
 class Handlers:

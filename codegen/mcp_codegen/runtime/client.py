@@ -1,0 +1,140 @@
+"""Connect a generated ``Client`` to a server: handshake, capabilities, stdio launcher."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+from collections.abc import AsyncIterator, Sequence
+from types import ModuleType
+from typing import Any
+
+from .jsonrpc import Engine
+from .session import (
+    CommonBuiltins,
+    ProtocolPackage,
+    Session,
+    VersionError,
+    package_of,
+    to_wire,
+)
+from .stdio import spawn
+
+INITIALIZE = "initialize"
+INITIALIZED = "notifications/initialized"
+
+
+class ClientSession(Session):
+    """The client side of one connection."""
+
+    side = "client"
+    peer_side = "server"
+
+    def __init__(
+        self,
+        packages: Sequence[ProtocolPackage | ModuleType],
+        handlers: object | None = None,
+        *,
+        client_info: dict[str, Any] | None = None,
+        list_changed: Sequence[str] = (),
+        request_timeout: float | None = None,
+    ) -> None:
+        wrapped = sorted(
+            (ProtocolPackage.of(p) for p in packages), key=lambda p: p.version, reverse=True
+        )
+        if not wrapped:
+            raise ValueError("connect needs at least one generated protocol package")
+        self.packages = wrapped
+        own = package_of(handlers) if handlers is not None else wrapped[0].module
+        client_module = importlib.import_module(f"{own.__name__}.client")
+        handlers = handlers if handlers is not None else client_module.ClientHandlers()
+        super().__init__(handlers, None, None)
+        if request_timeout is not None:
+            self.request_timeout = request_timeout
+        self.builtins = CommonBuiltins(self)
+        self._handler_base = client_module.ClientHandlers
+        self.client_info = client_info or {"name": "mcp-codegen", "version": "0.1.0"}
+        self.list_changed = tuple(list_changed)
+        self.server_info: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.client = client_module.Client(self)
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated revision (None before the handshake)."""
+        return self.package.version if self.package else None
+
+    async def initialize(self) -> Any:
+        """Run the handshake with the newest revision offered; accept any of ours back."""
+        assert self.engine is not None
+        offered = self.packages[0]
+        self.derive_capabilities(offered, self.list_changed)
+        params = {
+            "protocolVersion": offered.version,
+            "capabilities": self.own_capabilities,
+            "clientInfo": self.client_info,
+        }
+        raw = await self.engine.request(INITIALIZE, params)
+        answered = raw.get("protocolVersion") if isinstance(raw, dict) else None
+        package = next((p for p in self.packages if p.version == answered), None)
+        if package is None:
+            raise VersionError(
+                f"the server answered protocol revision {answered!r}; this client speaks "
+                f"{', '.join(p.version for p in self.packages)}"
+            )
+        result = package.dispatch.REQUESTS[INITIALIZE].validate_result(raw)
+        self.package = package
+        self.derive_capabilities(package, self.list_changed)
+        self.peer_capabilities = to_wire(result.capabilities) or {}
+        self.server_info = to_wire(result.server_info) or {}
+        self.instructions = getattr(result, "instructions", None)
+        self.peer = self.client
+        await self.engine.notify(INITIALIZED)
+        return result
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    transport: Any, session: ClientSession
+) -> AsyncIterator[Any]:
+    """Run the engine over ``transport``, handshake, yield the typed ``Client``."""
+    engine = Engine(
+        transport,
+        session,
+        accept_batches=lambda: session.package is not None and session.package.accepts_batches,
+    )
+    session.engine = engine
+    reader = asyncio.create_task(engine.run())
+    try:
+        initialize = asyncio.create_task(session.initialize())
+        done, _ = await asyncio.wait({initialize, reader}, return_when=asyncio.FIRST_COMPLETED)
+        if initialize not in done:
+            initialize.cancel()
+            raise ConnectionError("the server closed the connection during initialize")
+        initialize.result()
+        yield session.client
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await reader
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str],
+    *,
+    protocol: ModuleType | Sequence[ModuleType],
+    handlers: object | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """Start ``command`` as a stdio server and yield a connected, typed ``Client``.
+
+    ``protocol`` is a generated package (or several, to negotiate among them). The server
+    process is always cleaned up: stdin closed, then terminated, then killed.
+    """
+    packages = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
+    session = ClientSession(packages, handlers, **options)
+    async with spawn(command, env=env, cwd=cwd) as transport, connect(transport, session) as client:
+        yield client

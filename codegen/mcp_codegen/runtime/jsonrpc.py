@@ -1,0 +1,315 @@
+"""The JSON-RPC 2.0 engine: ids, futures, errors, cancellation. It knows method strings only.
+
+A transport hands it framed messages (bytes) and takes framed messages back; the typed seam
+above it (``session``) gives it a :class:`Dispatcher` for incoming requests and
+notifications. Requests are served concurrently (one asyncio task each), so a slow handler
+never blocks others; responses to our own requests resolve futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+from pydantic_core import from_json
+
+logger = logging.getLogger("mcp_codegen.runtime")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+RequestId = str | int
+
+
+class RpcError(Exception):
+    """A JSON-RPC error, raised by handlers or received from the peer."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"RpcError({self.code}, {self.message!r})"
+
+
+class ConnectionClosed(Exception):
+    """The transport ended while a request of ours was waiting for its response."""
+
+
+class Transport(Protocol):
+    """Framing: one JSON-RPC message (or batch) per ``receive``/``send``."""
+
+    async def receive(self) -> bytes | None:
+        """The next framed message, or None at end of input."""
+        ...
+
+    async def send(self, data: bytes) -> None:
+        """Write one framed message."""
+        ...
+
+
+class Dispatcher(Protocol):
+    """The typed seam: serves what the peer sends."""
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """Answer a request: return the result (a model or JSON-able value) or raise RpcError."""
+        ...
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        """Take a notification; never answered."""
+        ...
+
+
+@dataclass
+class _Incoming:
+    task: asyncio.Task[None]
+    cancelled: bool = False
+
+
+def is_request_id(value: Any) -> bool:
+    """JSON-RPC ids MCP allows: strings and integers (never bool, float or null)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON (no raw newlines, so one message per stdio line)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def encode_result(request_id: RequestId, result: Any) -> bytes:
+    """A success response; a pydantic result is serialised once, by its own serializer."""
+    if isinstance(result, BaseModel):
+        body = result.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+        return b'{"jsonrpc":"2.0","id":' + encode_id(request_id) + b',"result":' + body + b"}"
+    return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def encode_id(request_id: RequestId) -> bytes:
+    return json.dumps(request_id, ensure_ascii=False).encode("utf-8")
+
+
+def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
+    """An error response; without ``id`` when the request's id could not be read."""
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["error"] = error.to_wire()
+    return encode(message)
+
+
+class Engine:
+    """One JSON-RPC connection over a :class:`Transport`, both directions at once."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        dispatcher: Dispatcher,
+        *,
+        accept_batches: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.transport = transport
+        self.dispatcher = dispatcher
+        self.accept_batches = accept_batches
+        self._next_id = 0
+        self._pending: dict[RequestId, asyncio.Future[Any]] = {}
+        self._incoming: dict[RequestId, _Incoming] = {}
+        self._closed = False
+
+    # -- outgoing ------------------------------------------------------------------------
+
+    def new_request_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def request(
+        self, method: str, params: Any, *, request_id: RequestId | None = None
+    ) -> Any:
+        """Send a request and wait for its raw result; a peer error raises RpcError."""
+        if self._closed:
+            raise ConnectionClosed(f"cannot send {method}: the connection is closed")
+        if request_id is None:
+            request_id = self.new_request_id()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self.transport.send(encode(message))
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        if self._closed:
+            return
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.transport.send(encode(message))
+
+    # -- incoming ------------------------------------------------------------------------
+
+    def cancel_incoming(self, request_id: Any) -> bool:
+        """Cancel the handler of one of the peer's requests; no response will be sent."""
+        incoming = self._incoming.get(request_id) if is_request_id(request_id) else None
+        if incoming is None:
+            return False
+        incoming.cancelled = True
+        incoming.task.cancel()
+        return True
+
+    async def run(self) -> None:
+        """Read and dispatch until the transport ends; then fail what still waits."""
+        try:
+            while (data := await self.transport.receive()) is not None:
+                await self._receive(data)
+        finally:
+            self._closed = True
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionClosed("the peer closed the connection"))
+            for incoming in list(self._incoming.values()):
+                incoming.cancelled = True
+                incoming.task.cancel()
+            tasks = [incoming.task for incoming in self._incoming.values()]
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _receive(self, data: bytes) -> None:
+        try:
+            message = from_json(data, cache_strings="keys")
+        except ValueError as exc:
+            await self._send_error(None, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
+            return
+        if isinstance(message, list):
+            if not self.accept_batches():
+                await self._send_error(
+                    None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+                )
+                return
+            await self._receive_batch(message)
+            return
+        reply = await self._route(message, in_batch=False)
+        if reply is not None:
+            await self.transport.send(reply)
+
+    async def _receive_batch(self, batch: list[Any]) -> None:
+        if not batch:
+            await self._send_error(None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
+            return
+        replies = await asyncio.gather(*(self._route(m, in_batch=True) for m in batch))
+        parts = [reply for reply in replies if reply is not None]
+        if parts:
+            await self.transport.send(b"[" + b",".join(parts) + b"]")
+
+    async def _route(self, message: Any, *, in_batch: bool) -> bytes | None:
+        """Handle one message; returns an immediate reply to send, if any."""
+        if not isinstance(message, dict):
+            return encode_error(None, RpcError(INVALID_REQUEST, "Invalid Request: not an object"))
+        has_id = "id" in message
+        request_id = message.get("id")
+        if has_id and not is_request_id(request_id):
+            return encode_error(
+                None, RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or integer")
+            )
+        if message.get("jsonrpc") != "2.0":
+            return encode_error(
+                request_id, RpcError(INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"')
+            )
+        method = message.get("method")
+        if method is None:
+            self._receive_response(message)
+            return None
+        if not isinstance(method, str):
+            return encode_error(
+                request_id, RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
+            )
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            error = RpcError(INVALID_PARAMS, "Invalid params: params must be an object")
+            return encode_error(request_id, error) if has_id else None
+        if not has_id:
+            try:
+                await self.dispatcher.on_notification(method, params)
+            except Exception:
+                logger.exception("notification handler for %s failed", method)
+            return None
+        assert request_id is not None
+        if request_id in self._incoming:
+            return encode_error(
+                request_id,
+                RpcError(INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use"),
+            )
+        if in_batch:
+            return await self._serve(request_id, method, params)
+        task = asyncio.create_task(self._serve_and_send(request_id, method, params))
+        self._incoming[request_id] = _Incoming(task)
+        return None
+
+    async def _serve_and_send(self, request_id: RequestId, method: str, params: Any) -> None:
+        try:
+            reply = await self._serve(request_id, method, params)
+            incoming = self._incoming.get(request_id)
+            if reply is not None and not (incoming and incoming.cancelled):
+                await self.transport.send(reply)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            logger.exception("could not send the response to %r", request_id)
+        finally:
+            self._incoming.pop(request_id, None)
+
+    async def _serve(self, request_id: RequestId, method: str, params: Any) -> bytes | None:
+        try:
+            result = await self.dispatcher.on_request(method, params, request_id)
+        except RpcError as error:
+            return encode_error(request_id, error)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("handler for %s (id %r) raised", method, request_id)
+            return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
+        return encode_result(request_id, result)
+
+    def _receive_response(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        future = self._pending.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        if future is None or future.done():
+            logger.debug("dropped a response for unknown id %r", request_id)
+            return
+        if "error" in message and isinstance(message["error"], dict):
+            error = message["error"]
+            future.set_exception(
+                RpcError(
+                    int(error.get("code", INTERNAL_ERROR)),
+                    str(error.get("message", "")),
+                    error.get("data"),
+                )
+            )
+        elif "result" in message:
+            future.set_result(message["result"])
+        else:
+            logger.debug("dropped a malformed response for id %r", request_id)
+
+    async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
+        await self.transport.send(encode_error(request_id, error))
+
+

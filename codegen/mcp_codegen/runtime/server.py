@@ -1,0 +1,169 @@
+"""Serve a generated ``ServerHandlers`` subclass: lifecycle, capabilities, stdio entry points."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Iterable, Sequence
+from types import ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+
+from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, Engine, RequestId, RpcError
+from .session import (
+    CommonBuiltins,
+    ProtocolPackage,
+    Session,
+    describe,
+    package_of,
+    to_wire,
+)
+from .stdio import server_transport
+from .stubs import RequestContext
+
+logger = logging.getLogger("mcp_codegen.runtime")
+
+INITIALIZE = "initialize"
+PING = "ping"
+
+
+def handshake_packages(handlers: object) -> list[ProtocolPackage]:
+    """Every handshake-era revision generated beside the handlers' own package, newest first.
+
+    A folder of generated packages (``mcp_generated``) lists them in ``REVISIONS``; a lone
+    vendored package serves its own revision only.
+    """
+    own = ProtocolPackage.of(package_of(handlers))
+    parent_name = own.module.__name__.rpartition(".")[0]
+    revisions: dict[str, str] = {}
+    if parent_name:
+        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
+    packages = {own.version: own}
+    for revision, name in revisions.items():
+        if revision not in packages:
+            package = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
+            packages[revision] = package
+    handshake = [p for p in packages.values() if p.era == "handshake"]
+    return sorted(handshake, key=lambda p: p.version, reverse=True)
+
+
+class ServerBuiltins(CommonBuiltins):
+    """What the runtime answers itself on the server side."""
+
+    session: ServerSession
+
+    async def set_level(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        levels = self.session.package.log_levels() if self.session.package else ()
+        if params.level not in levels:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown log level {params.level!r}")
+        self.session.log_level = params.level
+        return {}
+
+    async def on_initialized(self, params: Any, ctx: RequestContext[Any]) -> None:
+        self.session.initialized = True
+
+
+class ServerSession(Session):
+    """The server side of one connection (one stdio process, or one HTTP session)."""
+
+    side = "server"
+    peer_side = "client"
+
+    def __init__(
+        self,
+        handlers: object,
+        *,
+        packages: Sequence[ProtocolPackage | ModuleType] | None = None,
+        server_info: dict[str, Any] | None = None,
+        instructions: str | None = None,
+        list_changed: Iterable[str] = (),
+    ) -> None:
+        own = package_of(handlers)
+        self.packages = (
+            [ProtocolPackage.of(p) for p in packages] if packages else handshake_packages(handlers)
+        )
+        super().__init__(handlers, None, None)
+        self.builtins = ServerBuiltins(self)
+        self._handler_base = importlib.import_module(f"{own.__name__}.server").ServerHandlers
+        self._peer_class = importlib.import_module(f"{own.__name__}.server").ClientPeer
+        self.server_info = server_info or {"name": type(handlers).__name__, "version": "0.0.0"}
+        self.instructions = instructions
+        self.list_changed = tuple(list_changed)
+        self.client_info: dict[str, Any] = {}
+        self.initialized = False
+
+    @property
+    def supported_versions(self) -> list[str]:
+        return [p.version for p in self.packages]
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        if self.package is None:
+            if method == INITIALIZE:
+                return await self._initialize(params)
+            if method == PING:
+                return {}
+            raise RpcError(
+                INVALID_REQUEST,
+                f"Invalid Request: {method} before initialize; send initialize first",
+            )
+        if method == INITIALIZE:
+            raise RpcError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
+        return await super().on_request(method, params, request_id)
+
+    async def _initialize(self, params: Any) -> dict[str, Any]:
+        newest = self.packages[0]
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        if not isinstance(requested, str):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: initialize needs a string protocolVersion",
+                {"supported": self.supported_versions, "requested": requested},
+            )
+        package = next((p for p in self.packages if p.version == requested), newest)
+        try:
+            typed = package.dispatch.REQUESTS[INITIALIZE].validate_params(params)
+        except ValidationError as error:
+            raise RpcError(INVALID_PARAMS, f"Invalid params for initialize: {describe(error)}") from None
+        self.package = package
+        self.peer_capabilities = to_wire(typed.capabilities) or {}
+        self.client_info = to_wire(typed.client_info) or {}
+        self.derive_capabilities(package, self.list_changed)
+        self.peer = self._peer_class(self)
+        result: dict[str, Any] = {
+            "protocolVersion": package.version,
+            "capabilities": self.own_capabilities,
+            "serverInfo": self.server_info,
+        }
+        if self.instructions and "instructions" in package.models.InitializeResult.model_fields:
+            result["instructions"] = self.instructions
+        return result
+
+
+async def serve(
+    handlers: object,
+    transport: Any,
+    **options: Any,
+) -> None:
+    """Serve one connection until the transport ends."""
+    session = ServerSession(handlers, **options)
+    engine = Engine(
+        transport,
+        session,
+        accept_batches=lambda: session.package is not None and session.package.accepts_batches,
+    )
+    session.engine = engine
+    await engine.run()
+
+
+async def serve_stdio(handlers: object, **options: Any) -> None:
+    """Serve over this process's stdin/stdout until stdin ends."""
+    transport = await server_transport()
+    await serve(handlers, transport, **options)
+
+
+def run_stdio(handlers: object, **options: Any) -> None:
+    """Blocking entry point: ``run_stdio(Weather())`` in a server script."""
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(serve_stdio(handlers, **options))

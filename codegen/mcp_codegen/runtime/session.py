@@ -1,0 +1,369 @@
+"""The typed seam: a generated dispatch table plus handler objects serve an :class:`Engine`.
+
+Routing, validation and capability gates come from the dispatch table of the negotiated
+revision; a handler is looked up by the table's ``handler_name`` on the user's object first,
+then on the runtime's built-ins (lifecycle, ping, cancellation, progress, log level).
+Capabilities are derived from which handlers exist, so a peer never declares what it cannot
+do, and neither side sends what the other did not negotiate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    Engine,
+    RequestId,
+    RpcError,
+)
+from .spec import Direction, Gate, NotificationSpec, RequestSpec
+from .stubs import Handlers, MethodNotFound, RequestContext
+
+logger = logging.getLogger("mcp_codegen.runtime")
+
+DEFAULT_REQUEST_TIMEOUT = 300.0
+
+
+class CapabilityError(RuntimeError):
+    """A message the negotiated capabilities do not allow; raised locally, nothing sent."""
+
+
+class VersionError(RuntimeError):
+    """The peer answered with a protocol revision this side cannot speak."""
+
+
+@dataclass(frozen=True)
+class ProtocolPackage:
+    """A generated package of one revision, as the runtime uses it."""
+
+    version: str
+    era: str
+    module: ModuleType
+    dispatch: ModuleType
+    models: ModuleType
+
+    @classmethod
+    def of(cls, package: ModuleType | ProtocolPackage) -> ProtocolPackage:
+        """Wrap a generated package module (``mcp_generated.v2025_06_18``)."""
+        if isinstance(package, ProtocolPackage):
+            return package
+        name = package.__name__
+        return cls(
+            version=str(package.PROTOCOL_VERSION),
+            era=str(package.ERA),
+            module=package,
+            dispatch=importlib.import_module(f"{name}.dispatch"),
+            models=importlib.import_module(f"{name}.models"),
+        )
+
+    def side_module(self, side: str) -> ModuleType:
+        return importlib.import_module(f"{self.module.__name__}.{side}")
+
+    @property
+    def accepts_batches(self) -> bool:
+        """Whether the revision defines JSON-RPC batches (only 2025-03-26 does)."""
+        return "JSONRPCBatchRequest" in self.models.__all__
+
+    def log_levels(self) -> tuple[str, ...]:
+        """The schema's ``LoggingLevel`` values, least severe first."""
+        return tuple(typing.get_args(self.models.LoggingLevel.__value__))
+
+
+def package_of(handlers: object) -> ModuleType:
+    """The generated package a handler object's class comes from."""
+    for klass in type(handlers).__mro__:
+        module = klass.__module__
+        if module.endswith((".server", ".client")) and issubclass(klass, Handlers):
+            return importlib.import_module(module.rsplit(".", 1)[0])
+    raise TypeError(f"{type(handlers).__name__} does not derive from a generated handler class")
+
+
+def has_capability(capabilities: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
+    """Whether ``capabilities`` declares ``path`` (an object, or ``true`` for a flag)."""
+    node: Any = capabilities or {}
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return node is not False and node is not None
+
+
+def declare(capabilities: dict[str, Any], path: tuple[str, ...]) -> None:
+    """Add ``path`` to a capabilities object: ``("resources", "subscribe")`` -> true flag."""
+    head = capabilities.setdefault(path[0], {})
+    if len(path) > 1 and isinstance(head, dict):
+        head[path[1]] = True
+
+
+def to_wire(model: Any) -> Any:
+    """Wire form of a result or params value: models dumped by alias, unset fields left out."""
+    if isinstance(model, BaseModel):
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return model
+
+
+def describe(error: ValidationError) -> str:
+    """A short, user-facing summary of a pydantic validation error."""
+    parts = []
+    for item in error.errors()[:5]:
+        location = ".".join(str(p) for p in item["loc"]) or "(root)"
+        parts.append(f"{location}: {item['msg']}")
+    more = f" (+{error.error_count() - 5} more)" if error.error_count() > 5 else ""
+    return "; ".join(parts) + more
+
+
+class Session:
+    """State and routing shared by the server and the client side of a connection."""
+
+    side: str = ""
+    peer_side: str = ""
+
+    def __init__(
+        self,
+        handlers: object,
+        builtins: object,
+        package: ProtocolPackage | None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> None:
+        self.handlers = handlers
+        self.builtins = builtins
+        self.package = package
+        self.request_timeout = request_timeout
+        self.engine: Engine | None = None
+        self.own_capabilities: dict[str, Any] = {}
+        self.peer_capabilities: dict[str, Any] = {}
+        self.progress_callbacks: dict[str | int, Callable[[Any], Any]] = {}
+        self.peer: Any = None
+        self.log_level: str | None = None
+        self._handler_base: type | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- handler lookup ------------------------------------------------------------------
+
+    def _receives(self, direction: Direction) -> bool:
+        sender = Direction.SERVER_TO_CLIENT if self.side == "client" else Direction.CLIENT_TO_SERVER
+        return direction in (sender, Direction.BOTH)
+
+    def _user_handler(self, name: str) -> Callable[..., Any] | None:
+        method = getattr(self.handlers, name, None)
+        base = getattr(self._handler_base, name, None) if self._handler_base else None
+        if method is None or getattr(type(self.handlers), name, None) is base:
+            return None
+        return method  # type: ignore[no-any-return]
+
+    def handler(self, name: str) -> Callable[..., Any] | None:
+        """The built-in for ``name`` if the runtime owns it, else the user's override."""
+        builtin = getattr(self.builtins, name, None)
+        return builtin if builtin is not None else self._user_handler(name)
+
+    def implemented(self, names: Iterable[str]) -> set[str]:
+        return {name for name in names if self.handler(name) is not None}
+
+    def derive_capabilities(self, package: ProtocolPackage, list_changed: Iterable[str]) -> None:
+        """Declare exactly what this side's handlers (and the built-ins) can serve."""
+        capabilities: dict[str, Any] = {}
+        for spec in package.dispatch.REQUESTS.values():
+            if self._receives(spec.direction) and self.handler(spec.handler_name):
+                for gate in spec.gates:
+                    if gate.side == self.side:
+                        declare(capabilities, gate.path)
+        for spec in package.dispatch.NOTIFICATIONS.values():
+            for gate in spec.gates:
+                if gate.side == self.side and gate.path[0] in capabilities:
+                    flag = gate.path[-1]
+                    if flag == "listChanged" and gate.path[0] in set(list_changed):
+                        declare(capabilities, gate.path)
+        self.own_capabilities = capabilities
+
+    # -- incoming ------------------------------------------------------------------------
+
+    def context(self, request_id: RequestId | None, params: Any) -> RequestContext[Any]:
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return RequestContext(
+            peer=self.peer,
+            request_id=request_id,
+            meta=meta if isinstance(meta, dict) else {},
+            hooks=self,
+        )
+
+    def request_spec(self, method: str) -> RequestSpec[Any]:
+        if self.package is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        spec = self.package.dispatch.REQUESTS.get(method)
+        if spec is None or not self._receives(spec.direction):
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return spec  # type: ignore[no-any-return]
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        spec = self.request_spec(method)
+        handler = self.handler(spec.handler_name)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        try:
+            typed = spec.validate_params(params)
+        except ValidationError as error:
+            raise RpcError(
+                INVALID_PARAMS, f"Invalid params for {method}: {describe(error)}"
+            ) from None
+        try:
+            return await handler(typed, self.context(request_id, params))
+        except MethodNotFound:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        if self.package is None:
+            return
+        spec = self.package.dispatch.NOTIFICATIONS.get(method)
+        if spec is None or not self._receives(spec.direction):
+            logger.debug("ignored notification %s", method)
+            return
+        try:
+            typed = spec.validate_params(params)
+        except ValidationError as error:
+            logger.debug("ignored invalid %s: %s", method, describe(error))
+            return
+        name = "on_" + spec.handler_name
+        builtin = getattr(self.builtins, name, None)
+        if builtin is not None:
+            await builtin(typed, self.context(None, params))
+        user = self._user_handler(name)
+        if user is not None:
+            self.spawn(user(typed, self.context(None, params)))
+
+    def spawn(self, awaitable: Any) -> None:
+        """Run a user notification handler without blocking the reader."""
+        task = asyncio.ensure_future(awaitable)
+        self._background.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("notification handler failed", exc_info=task.exception())
+
+    # -- outgoing (the Sender the generated proxies call) ---------------------------------
+
+    def _check_gates(self, method: str, gates: tuple[Gate, ...]) -> None:
+        for gate in gates:
+            own = gate.side == self.side
+            capabilities = self.own_capabilities if own else self.peer_capabilities
+            if not has_capability(capabilities, gate.path):
+                whose = "this side" if own else f"the {self.peer_side}"
+                raise CapabilityError(
+                    f"cannot send {method}: {whose} did not declare the capability "
+                    f"{'.'.join(gate.path)}"
+                )
+
+    def _negotiated(self, method: str, kind: str) -> Any:
+        if self.package is None or self.engine is None:
+            raise CapabilityError(f"cannot send {method}: the session is not initialized")
+        table = self.package.dispatch.REQUESTS if kind == "request" else self.package.dispatch.NOTIFICATIONS
+        spec = table.get(method)
+        if spec is None:
+            raise CapabilityError(
+                f"cannot send {method}: protocol revision {self.package.version} has no such {kind}"
+            )
+        return spec
+
+    async def send_request(
+        self, spec: RequestSpec[Any], params: Mapping[str, Any] | None, timeout: float | None = None
+    ) -> Any:
+        negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
+        self._check_gates(spec.method, negotiated.gates)
+        wire = to_wire(negotiated.validate_params(dict(params) if params else None))
+        assert self.engine is not None
+        request_id = self.engine.new_request_id()
+        try:
+            raw = await asyncio.wait_for(
+                self.engine.request(spec.method, wire, request_id=request_id),
+                timeout if timeout is not None else self.request_timeout,
+            )
+        except asyncio.TimeoutError:
+            with contextlib.suppress(Exception):
+                await self.engine.notify(
+                    "notifications/cancelled", {"requestId": request_id, "reason": "timed out"}
+                )
+            raise
+        return negotiated.validate_result(raw)
+
+    async def send_notification(
+        self, spec: NotificationSpec, params: Mapping[str, Any] | None
+    ) -> None:
+        negotiated: NotificationSpec = self._negotiated(spec.method, "notification")
+        self._check_gates(spec.method, negotiated.gates)
+        wire = to_wire(negotiated.validate_params(dict(params) if params else None))
+        assert self.engine is not None
+        await self.engine.notify(spec.method, wire)
+
+    # -- context hooks -------------------------------------------------------------------
+
+    async def report_progress(
+        self, context: RequestContext[Any], progress: float, total: float | None, message: str | None
+    ) -> None:
+        token = context.progress_token
+        if token is None or self.engine is None:
+            return
+        last = context.progress_state.get("last")
+        if context.progress_state.get("done") or (last is not None and progress <= last):
+            return
+        context.progress_state["last"] = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.engine.notify("notifications/progress", params)
+
+    async def log(
+        self, context: RequestContext[Any], level: str, data: Any, logger_name: str | None
+    ) -> None:
+        if self.engine is None or self.package is None or self.log_level is None:
+            return
+        levels = self.package.log_levels()
+        if level not in levels or levels.index(level) < levels.index(self.log_level):
+            return
+        if not has_capability(self.own_capabilities, ("logging",)):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        await self.engine.notify("notifications/message", params)
+
+
+class CommonBuiltins:
+    """Handlers the runtime owns on both sides: ping, cancellation, progress of our requests."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    async def ping(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return {}
+
+    async def on_cancelled(self, params: Any, ctx: RequestContext[Any]) -> None:
+        if self.session.engine is not None:
+            self.session.engine.cancel_incoming(getattr(params, "request_id", None))
+
+    async def on_progress(self, params: Any, ctx: RequestContext[Any]) -> None:
+        callback = self.session.progress_callbacks.get(params.progress_token)
+        if callback is not None:
+            outcome = callback(params)
+            if asyncio.iscoroutine(outcome):
+                await outcome
+
+
+def supported_versions(packages: Sequence[ProtocolPackage]) -> list[str]:
+    """Revisions newest first."""
+    return sorted((p.version for p in packages), reverse=True)
+
