@@ -104,6 +104,8 @@ async def connect(
         accept_batches=lambda: session.package is not None and session.package.accepts_batches,
     )
     session.engine = engine
+    if hasattr(transport, "deliver"):
+        transport.deliver = engine._receive  # HTTP: responses arrive on the POSTs
     reader = asyncio.create_task(engine.run())
     try:
         initialize = asyncio.create_task(session.initialize())
@@ -138,3 +140,57 @@ async def connect_stdio(
     session = ClientSession(packages, handlers, **options)
     async with spawn(command, env=env, cwd=cwd) as transport, connect(transport, session) as client:
         yield client
+
+
+class HttpClientSession(ClientSession):
+    """A client session over Streamable HTTP: re-initializes once when the server has
+    forgotten the session (404), then retries the request."""
+
+    transport: Any = None
+
+    async def initialize(self) -> Any:
+        result = await super().initialize()
+        self.transport.protocol_version = self.protocol_version
+        self.transport.start_get_stream()
+        return result
+
+    async def send_request(
+        self, spec: Any, params: Any, timeout: float | None = None
+    ) -> Any:
+        from .http_client import SessionExpired
+
+        try:
+            return await super().send_request(spec, params, timeout)
+        except SessionExpired:
+            self.transport.session_id = None
+            self.transport.protocol_version = None
+            self.package = None
+            await self.initialize()
+            return await super().send_request(spec, params, timeout)
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    protocol: ModuleType | Sequence[ModuleType],
+    handlers: object | None = None,
+    headers: dict[str, str] | None = None,
+    bearer_token: str | None = None,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
+
+    The session is ended with DELETE on exit; a 404 for a known session re-initializes.
+    """
+    from .http_client import HttpClientTransport
+
+    packages = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
+    transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token)
+    session = HttpClientSession(packages, handlers, **options)
+    session.transport = transport
+    try:
+        async with connect(transport, session) as client:
+            yield client
+    finally:
+        await transport.close()

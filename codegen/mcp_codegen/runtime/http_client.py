@@ -1,0 +1,299 @@
+"""Streamable HTTP client: a small keep-alive HTTP/1.1 client on asyncio streams.
+
+No HTTP library is needed: MCP uses a handful of request shapes (POST of one JSON message,
+GET of an SSE stream, DELETE), and a direct implementation avoids the per-call overhead
+that caps general-purpose clients. Responses are JSON or SSE (``Content-Length`` or
+chunked); every message they carry is handed to the JSON-RPC engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+logger = logging.getLogger("mcp_codegen.runtime")
+
+
+class HttpError(Exception):
+    """A non-success HTTP status from the server."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}")
+        self.status = status
+        self.body = body
+
+
+class SessionExpired(HttpError):
+    """404 for a request that carried a session id: the client must initialize again."""
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    reader: asyncio.StreamReader
+    connection: _Connection
+    chunked: bool = False
+    length: int | None = None
+
+    async def read(self) -> bytes:
+        if self.chunked:
+            parts = [chunk async for chunk in self._chunks()]
+            return b"".join(parts)
+        if self.length is not None:
+            return await self.reader.readexactly(self.length)
+        return await self.reader.read()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            size_line = await self.reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";")[0].strip(), 16)
+            if size == 0:
+                await self.reader.readuntil(b"\r\n")
+                return
+            data = await self.reader.readexactly(size)
+            await self.reader.readexactly(2)
+            yield data
+
+    async def events(self) -> AsyncIterator[tuple[str | None, bytes, int | None]]:
+        """SSE events as ``(id, data, retry)``; comments and empty data skipped."""
+        buffer = b""
+        source = self._chunks() if self.chunked else self._raw()
+        event_id: str | None = None
+        data_lines: list[bytes] = []
+        retry: int | None = None
+        async for chunk in source:
+            buffer += chunk
+            while True:
+                end = buffer.find(b"\n")
+                if end < 0:
+                    break
+                line = buffer[:end].rstrip(b"\r")
+                buffer = buffer[end + 1 :]
+                if not line:
+                    if data_lines or retry is not None:
+                        yield event_id, b"\n".join(data_lines), retry
+                    data_lines, retry = [], None
+                    continue
+                name, _, value = line.partition(b":")
+                value = value[1:] if value.startswith(b" ") else value
+                if name == b"data":
+                    data_lines.append(value)
+                elif name == b"id":
+                    event_id = value.decode("utf-8", "replace")
+                elif name == b"retry" and value.isdigit():
+                    retry = int(value)
+
+    async def _raw(self) -> AsyncIterator[bytes]:
+        while chunk := await self.reader.read(65536):
+            yield chunk
+
+
+class _Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.close()
+
+
+@dataclass
+class HttpClient:
+    """Keep-alive connections to one origin."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    _idle: list[_Connection] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme != "http":
+            raise ValueError(f"only http:// URLs are supported, not {self.url!r}")
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.path = parts.path or "/"
+        if parts.query:
+            self.path += "?" + parts.query
+        self.host_header = parts.netloc
+
+    async def _connect(self) -> _Connection:
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.reader.at_eof():
+                return connection
+        reader, writer = await asyncio.open_connection(self.host, self.port, limit=2**26)
+        return _Connection(reader, writer)
+
+    def release(self, response: Response) -> None:
+        if response.headers.get("connection", "").lower() == "close":
+            response.connection.close()
+        else:
+            self._idle.append(response.connection)
+
+    async def request(
+        self, method: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> Response:
+        merged = {**self.headers, **(headers or {})}
+        lines = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host_header}"]
+        lines += [f"{k}: {v}" for k, v in merged.items()]
+        if method in ("POST", "PUT") or body:
+            lines.append(f"Content-Length: {len(body)}")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        for attempt in (1, 2):
+            connection = await self._connect()
+            try:
+                connection.writer.write(head + body)
+                await connection.writer.drain()
+                return await self._read_head(connection)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                connection.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _read_head(self, connection: _Connection) -> Response:
+        head = await connection.reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        status = int(status_line.split(" ", 2)[1])
+        headers: dict[str, str] = {}
+        for line in header_lines:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                headers[name.strip().lower()] = value.strip()
+        length = headers.get("content-length")
+        return Response(
+            status,
+            headers,
+            connection.reader,
+            connection,
+            chunked=headers.get("transfer-encoding", "").lower() == "chunked",
+            length=int(length) if length is not None else None,
+        )
+
+    async def close(self) -> None:
+        for connection in self._idle:
+            connection.close()
+        self._idle.clear()
+
+
+Deliver = Callable[[bytes], Coroutine[Any, Any, None]]
+
+
+class HttpClientTransport:
+    """The client side of Streamable HTTP as an engine transport.
+
+    ``send`` POSTs one message and hands whatever the response carries (JSON or SSE) to
+    ``deliver``; the session id and protocol-version headers are kept and sent after the
+    handshake. A GET stream for server-initiated messages is opened on demand.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        bearer_token: str | None = None,
+    ) -> None:
+        base = {"Accept": "application/json, text/event-stream", **(headers or {})}
+        if bearer_token:
+            base["Authorization"] = f"Bearer {bearer_token}"
+        self.http = HttpClient(url, base)
+        self.deliver: Deliver | None = None
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._closed = asyncio.Event()
+        self._get_task: asyncio.Task[None] | None = None
+        self.last_event_id: str | None = None
+
+    def _session_headers(self) -> dict[str, str]:
+        headers = {}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    async def receive(self) -> bytes | None:
+        await self._closed.wait()
+        return None
+
+    async def send(self, data: bytes) -> None:
+        headers = {"Content-Type": "application/json", **self._session_headers()}
+        response = await self.http.request("POST", data, headers)
+        if response.status == 202:
+            await response.read()
+            self.http.release(response)
+            return
+        content_type = response.headers.get("content-type", "")
+        if response.status != 200:
+            body = await response.read()
+            self.http.release(response)
+            if response.status == 404 and self.session_id:
+                raise SessionExpired(response.status, body)
+            if content_type.startswith("application/json") and body and self.deliver:
+                await self.deliver(body)  # a JSON-RPC error body for our request
+                return
+            raise HttpError(response.status, body)
+        if not self.session_id and "mcp-session-id" in response.headers:
+            self.session_id = response.headers["mcp-session-id"]
+        if content_type.startswith("text/event-stream"):
+            await self._consume(response)
+            return
+        body = await response.read()
+        self.http.release(response)
+        if body and self.deliver:
+            await self.deliver(body)
+
+    async def _consume(self, response: Response) -> None:
+        try:
+            async for event_id, data, _retry in response.events():
+                if event_id is not None:
+                    self.last_event_id = event_id
+                if data and self.deliver:
+                    await self.deliver(data)
+        finally:
+            self.http.release(response)
+
+    def start_get_stream(self) -> None:
+        """Listen for server-initiated messages (a 405 means the server offers none)."""
+        if self._get_task is None:
+            self._get_task = asyncio.create_task(self._get_stream())
+
+    async def _get_stream(self) -> None:
+        client = HttpClient(self.http.url, dict(self.http.headers))
+        try:
+            while not self._closed.is_set():
+                headers = {"Accept": "text/event-stream", **self._session_headers()}
+                response = await client.request("GET", b"", headers)
+                if response.status != 200:
+                    await response.read()
+                    return
+                async for _event_id, data, _retry in response.events():
+                    if data and self.deliver:
+                        await self.deliver(data)
+                response.connection.close()
+        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            return
+        finally:
+            await client.close()
+
+    async def close(self) -> None:
+        """End the session (DELETE) and close connections."""
+        self._closed.set()
+        if self._get_task is not None:
+            self._get_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._get_task
+        if self.session_id:
+            with contextlib.suppress(Exception):
+                response = await self.http.request("DELETE", b"", self._session_headers())
+                await response.read()
+                self.http.release(response)
+        await self.http.close()
