@@ -320,6 +320,11 @@ class HttpApp:
             await _respond_error(send, 400, RpcError(INVALID_REQUEST, problem_version))
             return
         if isinstance(message, list):
+            if session.server.package is None or not session.server.package.accepts_batches:
+                await _respond_error(
+                    send, 400, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+                )
+                return
             await self._post_batch(session, message, send)
             return
         if not isinstance(message, dict):

@@ -76,10 +76,16 @@ class Dispatcher(Protocol):
         ...
 
 
+class MessageTooLarge(Exception):
+    """Raised by a transport's ``receive`` for a message over its size limit (already
+    discarded); the engine answers with an id-less -32600 and reads on."""
+
+
 @dataclass
 class _Incoming:
-    task: asyncio.Task[None]
+    task: asyncio.Task[bytes | None]
     cancelled: bool = False
+    method: str = ""
 
 
 def is_request_id(value: Any) -> bool:
@@ -88,8 +94,13 @@ def is_request_id(value: Any) -> bool:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """Compact UTF-8 JSON (no raw newlines, so one message per stdio line)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Compact UTF-8 JSON (no raw newlines, so one message per stdio line).
+
+    NaN and infinities are refused (they are not JSON): a ValueError, never a bad line.
+    """
+    return json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:
@@ -110,11 +121,21 @@ def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
     if request_id is not None:
         message["id"] = request_id
     message["error"] = error.to_wire()
-    return encode(message)
+    try:
+        return encode(message)
+    except (TypeError, ValueError):
+        logger.exception("error data for %r is not JSON; sent without it", request_id)
+        message["error"] = {"code": error.code, "message": error.message}
+        return encode(message)
 
 
 class Engine:
     """One JSON-RPC connection over a :class:`Transport`, both directions at once."""
+
+    #: Methods that must not appear inside a batch (2025-03-26: ``initialize``).
+    unbatchable: frozenset[str] = frozenset({"initialize"})
+    #: Requests the peer may not cancel (``initialize``); such a cancel is ignored.
+    uncancellable: frozenset[str] = frozenset({"initialize"})
 
     def __init__(
         self,
@@ -122,13 +143,16 @@ class Engine:
         dispatcher: Dispatcher,
         *,
         accept_batches: Callable[[], bool] = lambda: False,
+        eof_grace: float = 1.0,
     ) -> None:
         self.transport = transport
         self.dispatcher = dispatcher
         self.accept_batches = accept_batches
+        self.eof_grace = eof_grace
         self._next_id = 0
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}
         self._incoming: dict[RequestId, _Incoming] = {}
+        self._batches: set[asyncio.Task[None]] = set()
         self._closed = False
 
     # -- outgoing ------------------------------------------------------------------------
@@ -154,7 +178,8 @@ class Engine:
             await self.transport.send(encode(message))
             return await future
         finally:
-            self._pending.pop(request_id, None)
+            if self._pending.get(request_id) is future:
+                del self._pending[request_id]
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""
@@ -168,32 +193,66 @@ class Engine:
     # -- incoming ------------------------------------------------------------------------
 
     def cancel_incoming(self, request_id: Any) -> bool:
-        """Cancel the handler of one of the peer's requests; no response will be sent."""
+        """Cancel the handler of one of the peer's requests; no response will be sent,
+        even if the handler ignores the cancellation and returns. Unknown or finished ids,
+        and requests in ``uncancellable``, are left alone (returns False)."""
         incoming = self._incoming.get(request_id) if is_request_id(request_id) else None
-        if incoming is None:
+        if incoming is None or incoming.method in self.uncancellable:
             return False
         incoming.cancelled = True
         incoming.task.cancel()
         return True
 
     async def run(self) -> None:
-        """Read and dispatch until the transport ends; then fail what still waits."""
+        """Read and dispatch until the transport ends; then fail what still waits.
+
+        One bad message never stops the reader: it is answered (or dropped) and the next
+        one is read. Batches are served in the background, so a slow element cannot hold
+        up the reader (and so the responses our own handlers wait for).
+
+        At end of input, handlers still running get ``eof_grace`` seconds to finish and
+        send their responses (``printf '...' | server`` works); the rest are cancelled.
+        If ``run`` itself is cancelled, they are cancelled at once.
+        """
+        at_eof = False
         try:
-            while (data := await self.transport.receive()) is not None:
-                await self._receive(data)
+            while True:
+                try:
+                    data = await self.transport.receive()
+                except MessageTooLarge as exc:
+                    await self._send_error(
+                        None, RpcError(INVALID_REQUEST, f"Invalid Request: {exc}")
+                    )
+                    continue
+                if data is None:
+                    at_eof = True
+                    break
+                try:
+                    await self._receive(data, background=True)
+                except OSError:
+                    raise  # the transport itself broke
+                except Exception:
+                    logger.exception("could not process an incoming message")
         finally:
             self._closed = True
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionClosed("the peer closed the connection"))
+            running = [incoming.task for incoming in self._incoming.values()]
+            if at_eof and self.eof_grace > 0 and (running or self._batches):
+                await asyncio.wait(running + list(self._batches), timeout=self.eof_grace)
+            for batch in self._batches:
+                batch.cancel()
             for incoming in list(self._incoming.values()):
                 incoming.cancelled = True
                 incoming.task.cancel()
-            tasks = [incoming.task for incoming in self._incoming.values()]
+            tasks = [incoming.task for incoming in self._incoming.values()] + list(self._batches)
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _receive(self, data: bytes) -> None:
+    async def _receive(self, data: bytes, *, background: bool = False) -> None:
+        """Process one framed message. A batch is served before this returns, unless
+        ``background`` (the reader loop) asks for it to be served in a task of its own."""
         try:
             message = from_json(data, cache_strings="keys")
         except ValueError as exc:
@@ -204,28 +263,43 @@ class Engine:
                 await self._send_error(
                     None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
                 )
-                return
-            await self._receive_batch(message)
+            elif not message:
+                await self._send_error(
+                    None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch")
+                )
+            elif background:
+                task = asyncio.create_task(self._receive_batch(message))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
+            else:
+                await self._receive_batch(message)
             return
         reply = await self._route(message, in_batch=False)
         if reply is not None:
             await self.transport.send(reply)
 
     async def _receive_batch(self, batch: list[Any]) -> None:
-        if not batch:
-            await self._send_error(None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
-            return
+        """Serve the elements concurrently; one array holds the replies (none: no output)."""
         replies = await asyncio.gather(*(self._route(m, in_batch=True) for m in batch))
         parts = [reply for reply in replies if reply is not None]
         if parts:
             await self.transport.send(b"[" + b",".join(parts) + b"]")
 
     async def _route(self, message: Any, *, in_batch: bool) -> bytes | None:
-        """Handle one message; returns an immediate reply to send, if any."""
+        """Handle one message; returns an immediate reply to send, if any.
+
+        A request outside a batch is started as a task (registered in ``_incoming`` before
+        this returns) that sends its own response; inside a batch its reply is returned.
+        """
         if not isinstance(message, dict):
             return encode_error(None, RpcError(INVALID_REQUEST, "Invalid Request: not an object"))
         has_id = "id" in message
         request_id = message.get("id")
+        if "method" not in message and (
+            "result" in message or "error" in message or is_request_id(request_id)
+        ):
+            self._receive_response(message)  # responses are never answered
+            return None
         if has_id and not is_request_id(request_id):
             return encode_error(
                 None, RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or integer")
@@ -235,9 +309,6 @@ class Engine:
                 request_id, RpcError(INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"')
             )
         method = message.get("method")
-        if method is None:
-            self._receive_response(message)
-            return None
         if not isinstance(method, str):
             return encode_error(
                 request_id, RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
@@ -258,36 +329,54 @@ class Engine:
                 request_id,
                 RpcError(INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use"),
             )
-        if in_batch:
-            return await self._serve(request_id, method, params)
-        task = asyncio.create_task(self._serve_and_send(request_id, method, params))
-        self._incoming[request_id] = _Incoming(task)
-        return None
+        if in_batch and method in self.unbatchable:
+            return encode_error(
+                request_id,
+                RpcError(INVALID_REQUEST, f"Invalid Request: {method} cannot be batched"),
+            )
+        task = asyncio.create_task(self._serve_task(request_id, method, params, send=not in_batch))
+        self._incoming[request_id] = _Incoming(task, method=method)
+        task.add_done_callback(lambda done: self._forget(request_id, done))
+        if not in_batch:
+            return None
+        await asyncio.wait({task})
+        return None if task.cancelled() else task.result()
 
-    async def _serve_and_send(self, request_id: RequestId, method: str, params: Any) -> None:
+    def _forget(self, request_id: RequestId, task: asyncio.Task[bytes | None]) -> None:
+        """Done callback: also runs for a task cancelled before it started."""
+        incoming = self._incoming.get(request_id)
+        if incoming is not None and incoming.task is task:
+            del self._incoming[request_id]
+
+    def _was_cancelled(self, request_id: RequestId) -> bool:
+        incoming = self._incoming.get(request_id)  # ours until our done callback runs
+        return incoming is None or incoming.cancelled
+
+    async def _serve_task(
+        self, request_id: RequestId, method: str, params: Any, *, send: bool
+    ) -> bytes | None:
+        """Serve one request; the reply is sent (or returned, in a batch) unless cancelled."""
+        reply = await self._serve(request_id, method, params)
+        if self._was_cancelled(request_id):
+            logger.debug("no response for cancelled request %r", request_id)
+            return None
+        if not send:
+            return reply
         try:
-            reply = await self._serve(request_id, method, params)
-            incoming = self._incoming.get(request_id)
-            if reply is not None and not (incoming and incoming.cancelled):
-                await self.transport.send(reply)
-        except asyncio.CancelledError:
-            pass
+            await self.transport.send(reply)
         except Exception:
             logger.exception("could not send the response to %r", request_id)
-        finally:
-            self._incoming.pop(request_id, None)
+        return None
 
-    async def _serve(self, request_id: RequestId, method: str, params: Any) -> bytes | None:
+    async def _serve(self, request_id: RequestId, method: str, params: Any) -> bytes:
         try:
             result = await self.dispatcher.on_request(method, params, request_id)
+            return encode_result(request_id, result)
         except RpcError as error:
             return encode_error(request_id, error)
-        except asyncio.CancelledError:
-            raise
         except Exception:
-            logger.exception("handler for %s (id %r) raised", method, request_id)
+            logger.exception("handler for %s (id %r) failed", method, request_id)
             return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
-        return encode_result(request_id, result)
 
     def _receive_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -295,21 +384,21 @@ class Engine:
         if future is None or future.done():
             logger.debug("dropped a response for unknown id %r", request_id)
             return
-        if "error" in message and isinstance(message["error"], dict):
-            error = message["error"]
-            future.set_exception(
-                RpcError(
-                    int(error.get("code", INTERNAL_ERROR)),
-                    str(error.get("message", "")),
-                    error.get("data"),
-                )
-            )
-        elif "result" in message:
+        has_result, error = "result" in message, message.get("error")
+        if message.get("jsonrpc") != "2.0" or has_result == ("error" in message):
+            logger.warning("dropped a malformed response for id %r", request_id)
+            return
+        if has_result:
             future.set_result(message["result"])
-        else:
-            logger.debug("dropped a malformed response for id %r", request_id)
+            return
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(error, dict) or not isinstance(code, int) or isinstance(code, bool):
+            logger.warning("dropped an error response with a malformed error for id %r", request_id)
+            return
+        text = error.get("message")
+        future.set_exception(
+            RpcError(code, text if isinstance(text, str) else "", error.get("data"))
+        )
 
     async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
         await self.transport.send(encode_error(request_id, error))
-
-

@@ -20,7 +20,7 @@ from .session import (
     package_of,
     to_wire,
 )
-from .stdio import server_transport
+from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 from .stubs import RequestContext
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -157,9 +157,11 @@ async def serve(
     await engine.run()
 
 
-async def serve_stdio(handlers: object, **options: Any) -> None:
+async def serve_stdio(
+    handlers: object, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **options: Any
+) -> None:
     """Serve over this process's stdin/stdout until stdin ends."""
-    transport = await server_transport()
+    transport = await server_transport(max_message_bytes)
     await serve(handlers, transport, **options)
 
 

@@ -27,6 +27,7 @@ from .jsonrpc import (
     Engine,
     RequestId,
     RpcError,
+    is_request_id,
 )
 from .spec import Direction, Gate, NotificationSpec, RequestSpec
 from .stubs import Handlers, MethodNotFound, RequestContext
@@ -112,6 +113,21 @@ def to_wire(model: Any) -> Any:
     if isinstance(model, BaseModel):
         return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return model
+
+
+def plain(value: Any) -> Any:
+    """Wire-shaped plain data: models (of any revision) dumped by alias, deeply.
+
+    Outgoing params are re-validated by the negotiated revision's types, which do not
+    accept model instances of another revision.
+    """
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
 
 
 def describe(error: ValidationError) -> str:
@@ -217,10 +233,19 @@ class Session:
             raise RpcError(
                 INVALID_PARAMS, f"Invalid params for {method}: {describe(error)}"
             ) from None
+        context = self.context(request_id, params)
+        token = context.meta.get("progressToken") if context.meta else None
+        if token is not None and not is_request_id(token):
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params for {method}: _meta.progressToken must be a string or integer",
+            )
         try:
-            return await handler(typed, self.context(request_id, params))
+            return await handler(typed, context)
         except MethodNotFound:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
+        finally:
+            context.progress_state["done"] = True  # no progress after the result
 
     async def on_notification(self, method: str, params: Any) -> None:
         if self.package is None:
@@ -282,7 +307,7 @@ class Session:
     ) -> Any:
         negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
         self._check_gates(spec.method, negotiated.gates)
-        wire = to_wire(negotiated.validate_params(dict(params) if params else None))
+        wire = to_wire(negotiated.validate_params(plain(params) if params else None))
         assert self.engine is not None
         request_id = self.engine.new_request_id()
         try:
@@ -290,10 +315,13 @@ class Session:
                 self.engine.request(spec.method, wire, request_id=request_id),
                 timeout if timeout is not None else self.request_timeout,
             )
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, asyncio.CancelledError) as stopped:
+            reason = "timed out" if isinstance(stopped, asyncio.TimeoutError) else "cancelled"
             with contextlib.suppress(Exception):
-                await self.engine.notify(
-                    "notifications/cancelled", {"requestId": request_id, "reason": "timed out"}
+                await asyncio.shield(
+                    self.engine.notify(
+                        "notifications/cancelled", {"requestId": request_id, "reason": reason}
+                    )
                 )
             raise
         return negotiated.validate_result(raw)
@@ -303,7 +331,7 @@ class Session:
     ) -> None:
         negotiated: NotificationSpec = self._negotiated(spec.method, "notification")
         self._check_gates(spec.method, negotiated.gates)
-        wire = to_wire(negotiated.validate_params(dict(params) if params else None))
+        wire = to_wire(negotiated.validate_params(plain(params) if params else None))
         assert self.engine is not None
         await self.engine.notify(spec.method, wire)
 

@@ -3,6 +3,10 @@
 The server side keeps stdout for protocol messages only: the real stdout descriptor is
 duplicated for the protocol writer, and descriptor 1 plus ``sys.stdout`` are pointed at
 stderr, so a stray ``print`` (or a C library writing to fd 1) cannot corrupt the stream.
+Likewise the real stdin is duplicated for the protocol reader and descriptor 0 is pointed
+at the null device, so ``input()`` or a child process cannot swallow protocol messages.
+Pipes, sockets and terminals are served by asyncio's pipe transports; a regular file (say
+``server < requests.jsonl > replies.jsonl``) is read by a helper thread and written directly.
 The client side starts the server process and always cleans it up.
 """
 
@@ -12,12 +16,27 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from .jsonrpc import MessageTooLarge
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+class LineWriter(Protocol):
+    """The part of :class:`asyncio.StreamWriter` a :class:`LineTransport` uses."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class LineTransport:
@@ -26,18 +45,20 @@ class LineTransport:
     def __init__(
         self,
         reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        writer: LineWriter,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.max_message_bytes = max_message_bytes
+        self._write_lock = asyncio.Lock()
 
     async def receive(self) -> bytes | None:
         """The next non-blank line without its line ending; None at end of input.
 
-        A line over the size limit is discarded up to its newline and reported as an
-        invalid (empty) message, so the engine answers with an error and goes on.
+        A line over the size limit is discarded up to its newline and reported by raising
+        :class:`MessageTooLarge`, so the engine answers with an error and goes on. A final
+        fragment without a newline (the peer stopped mid-message) is dropped.
         """
         while True:
             try:
@@ -48,7 +69,9 @@ class LineTransport:
                 return None
             except asyncio.LimitOverrunError as exc:
                 await self._discard_line(exc.consumed)
-                return b"\0oversized"
+                raise MessageTooLarge(
+                    f"message over the limit of {self.max_message_bytes} bytes"
+                ) from None
             stripped = line.strip()
             if stripped:
                 return stripped
@@ -66,8 +89,10 @@ class LineTransport:
                 return
 
     async def send(self, data: bytes) -> None:
-        self.writer.write(data + b"\n")
-        await self.writer.drain()
+        """Write one line; concurrent senders take turns, so lines never interleave."""
+        async with self._write_lock:
+            self.writer.write(data + b"\n")
+            await self.writer.drain()
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -75,22 +100,76 @@ class LineTransport:
 
 
 async def server_transport(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> LineTransport:
-    """Transport over this process's stdin/stdout, with stdout protected (see module doc)."""
+    """Transport over this process's stdin/stdout, both protected (see module doc)."""
     sys.stdout.flush()
-    protocol_fd = os.dup(1)
+    protocol_out = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    protocol_in = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=max_message_bytes, loop=loop)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(0, "rb", buffering=0)
-    )
-    write_transport, write_protocol = await loop.connect_write_pipe(
-        lambda: asyncio.streams.FlowControlMixin(loop=loop),
-        os.fdopen(protocol_fd, "wb", buffering=0),
-    )
-    writer = asyncio.StreamWriter(write_transport, write_protocol, reader, loop)
+    if _pipe_like(protocol_in):
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
+            os.fdopen(protocol_in, "rb", buffering=0),
+        )
+    else:
+        _read_in_thread(protocol_in, reader, loop)
+    writer: LineWriter
+    if _pipe_like(protocol_out):
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop=loop),
+            os.fdopen(protocol_out, "wb", buffering=0),
+        )
+        # drain() waits until the pipe took every byte, so nothing sent is lost at exit
+        write_transport.set_write_buffer_limits(high=0)
+        writer = asyncio.StreamWriter(write_transport, write_protocol, reader, loop)
+    else:
+        writer = _FileWriter(protocol_out)
     return LineTransport(reader, writer, max_message_bytes)
+
+
+def _pipe_like(fd: int) -> bool:
+    """Whether asyncio's pipe transports take ``fd`` (they refuse regular files)."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    """Feed ``reader`` from a file that the event loop cannot watch."""
+
+    def pump() -> None:
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        except OSError as exc:
+            logger.warning("stopped reading stdin: %s", exc)
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="mcp-stdin", daemon=True).start()
+
+
+class _FileWriter:
+    """Writes straight to a file descriptor that is not a pipe (writes do not block long)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 @contextlib.asynccontextmanager
@@ -120,15 +199,23 @@ async def spawn(
 
 
 async def _stop(process: asyncio.subprocess.Process, timeout: float) -> None:
-    if process.stdin is not None:
-        with contextlib.suppress(Exception):
-            process.stdin.close()
-    for stop in (None, process.terminate, process.kill):
-        if stop is not None and process.returncode is None:
+    """Close stdin and wait; then terminate and wait; then kill. If this is cancelled
+    midway the process is killed at once, so it never outlives ``spawn``."""
+    try:
+        if process.stdin is not None:
+            with contextlib.suppress(Exception):
+                process.stdin.close()
+        for stop in (None, process.terminate, process.kill):
+            if stop is not None and process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    stop()
+            try:
+                await asyncio.wait_for(process.wait(), timeout)
+                return
+            except asyncio.TimeoutError:
+                continue
+    except BaseException:
+        if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                stop()
-        try:
-            await asyncio.wait_for(process.wait(), timeout)
-            return
-        except asyncio.TimeoutError:
-            continue
+                process.kill()
+        raise

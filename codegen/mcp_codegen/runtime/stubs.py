@@ -108,7 +108,8 @@ class RequestContext(Generic[PeerT]):
     @property
     def progress_token(self) -> str | int | None:
         token = self.meta.get("progressToken") if self.meta else None
-        return token if isinstance(token, str | int) else None
+        valid = isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))
+        return token if valid else None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

