@@ -151,7 +151,8 @@ class HttpClientSession(ClientSession):
     async def initialize(self) -> Any:
         result = await super().initialize()
         self.transport.protocol_version = self.protocol_version
-        self.transport.start_get_stream()
+        if _announces_changes(self.peer_capabilities):
+            self.transport.start_get_stream()  # list_changed / updates arrive there
         return result
 
     async def send_request(
@@ -167,6 +168,14 @@ class HttpClientSession(ClientSession):
             self.package = None
             await self.initialize()
             return await super().send_request(spec, params, timeout)
+
+
+def _announces_changes(capabilities: dict[str, Any]) -> bool:
+    """Whether the server may send notifications outside any request (GET stream)."""
+    return any(
+        isinstance(value, dict) and (value.get("listChanged") or value.get("subscribe"))
+        for value in capabilities.values()
+    )
 
 
 @contextlib.asynccontextmanager

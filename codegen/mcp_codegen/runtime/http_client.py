@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic_core import from_json
+
 logger = logging.getLogger("mcp_codegen.runtime")
 
 
@@ -186,6 +188,44 @@ class HttpClient:
 Deliver = Callable[[bytes], Coroutine[Any, Any, None]]
 
 
+def _request_id_of(data: bytes) -> Any:
+    """The id of a request we are about to POST (None for notifications and responses)."""
+    try:
+        message = from_json(data)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and "method" in message:
+        return message.get("id")
+    return None
+
+
+def _response_id(data: bytes) -> Any:
+    """The id a response answers (None for requests and notifications)."""
+    if b'"result"' not in data and b'"error"' not in data:
+        return None
+    try:
+        message = from_json(data)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and "method" not in message:
+        return message.get("id")
+    return None
+
+
+def _answers(data: bytes, request_id: Any) -> bool:
+    if request_id is None:
+        return False
+    try:
+        message = from_json(data)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict)
+        and message.get("id") == request_id
+        and ("result" in message or "error" in message)
+    )
+
+
 class HttpClientTransport:
     """The client side of Streamable HTTP as an engine transport.
 
@@ -211,6 +251,9 @@ class HttpClientTransport:
         self._closed = asyncio.Event()
         self._get_task: asyncio.Task[None] | None = None
         self.last_event_id: str | None = None
+        self.retry_ms = 1000
+        self._resumes: dict[Any, asyncio.Task[None]] = {}
+        self._answered: set[Any] = set()
 
     def _session_headers(self) -> dict[str, str]:
         headers = {}
@@ -225,6 +268,8 @@ class HttpClientTransport:
         return None
 
     async def send(self, data: bytes) -> None:
+        """POST one message; deliver what comes back; resume a broken SSE reply via GET."""
+        request_id = _request_id_of(data)
         headers = {"Content-Type": "application/json", **self._session_headers()}
         response = await self.http.request("POST", data, headers)
         if response.status == 202:
@@ -244,22 +289,68 @@ class HttpClientTransport:
         if not self.session_id and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):
-            await self._consume(response)
+            answered = await self._consume(response, request_id)
+            if request_id is not None and not answered and request_id not in self._answered:
+                # Resume in the background: the response may also come on the GET stream.
+                task = asyncio.create_task(self._resume(request_id))
+                self._resumes[request_id] = task
+                task.add_done_callback(lambda _: self._resumes.pop(request_id, None))
+            self._answered.discard(request_id)
             return
         body = await response.read()
         self.http.release(response)
         if body and self.deliver:
             await self.deliver(body)
 
-    async def _consume(self, response: Response) -> None:
+    async def _consume(self, response: Response, request_id: Any = None) -> bool:
+        """Deliver an SSE reply's messages; True once the response to ``request_id`` came."""
+        answered = False
         try:
-            async for event_id, data, _retry in response.events():
+            async for event_id, data, retry in response.events():
                 if event_id is not None:
                     self.last_event_id = event_id
+                if retry is not None:
+                    self.retry_ms = retry
                 if data and self.deliver:
-                    await self.deliver(data)
-        finally:
-            self.http.release(response)
+                    answered = answered or _answers(data, request_id)
+                    await self._deliver(data)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            response.connection.close()
+            return answered
+        self.http.release(response)  # the stream ended cleanly: the connection is reusable
+        return answered
+
+    async def _deliver(self, data: bytes) -> None:
+        """Hand a message to the engine; a response ends any resumption waiting for it."""
+        answered = _response_id(data)
+        if answered is not None:
+            self._answered.add(answered)
+            resume = self._resumes.get(answered)
+            if resume is not None and resume is not asyncio.current_task():
+                resume.cancel()
+        assert self.deliver is not None
+        await self.deliver(data)
+
+    async def _resume(self, request_id: Any) -> None:
+        """The reply stream ended before the response: wait ``retry`` ms, then GET with
+        ``Last-Event-ID`` until the response arrives (2025-11-25 SSE polling)."""
+        for _attempt in range(10):
+            if self.last_event_id is None:
+                break
+            await asyncio.sleep(self.retry_ms / 1000)
+            headers = {
+                "Accept": "text/event-stream",
+                "Last-Event-ID": self.last_event_id,
+                **self._session_headers(),
+            }
+            response = await self.http.request("GET", b"", headers)
+            if response.status != 200:
+                await response.read()
+                self.http.release(response)
+                break
+            if await self._consume(response, request_id):
+                return
+        logger.warning("the response stream for request %r was lost", request_id)
 
     def start_get_stream(self) -> None:
         """Listen for server-initiated messages (a 405 means the server offers none)."""
@@ -277,8 +368,9 @@ class HttpClientTransport:
                     return
                 async for _event_id, data, _retry in response.events():
                     if data and self.deliver:
-                        await self.deliver(data)
+                        await self._deliver(data)
                 response.connection.close()
+                await asyncio.sleep(self.retry_ms / 1000)  # no tight loop on short streams
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             return
         finally:
@@ -287,6 +379,8 @@ class HttpClientTransport:
     async def close(self) -> None:
         """End the session (DELETE) and close connections."""
         self._closed.set()
+        for task in list(self._resumes.values()):
+            task.cancel()
         if self._get_task is not None:
             self._get_task.cancel()
             with contextlib.suppress(BaseException):

@@ -3,7 +3,7 @@
 # Schema sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
 from typing import Annotated, Any, Literal
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from mcp_codegen.runtime.model import MCPModel
 
 
@@ -23,7 +23,7 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly declined the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, str | StrictInt | StrictBool] | None = None
+    content: dict[str, str | StrictInt | StrictFloat | StrictBool] | None = None
     """
     The submitted form data, only present when action is "accept".
     Contains values matching the requested schema.

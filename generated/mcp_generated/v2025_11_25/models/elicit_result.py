@@ -3,7 +3,7 @@
 # Schema sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from typing import Annotated, Any, Literal
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictFloat, StrictInt
 from mcp_codegen.runtime.model import MCPModel
 
 
@@ -23,7 +23,9 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | StrictInt | StrictBool] | None = None
+    content: (
+        dict[str, list[str] | str | StrictInt | StrictFloat | StrictBool] | None
+    ) = None
     """
     The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.

@@ -3,7 +3,7 @@
 # Schema sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 # Regenerate: mcp-codegen --version 2026-07-28 --out <this folder>
 from typing import Literal
-from pydantic import StrictBool, StrictInt
+from pydantic import StrictBool, StrictFloat, StrictInt
 from mcp_codegen.runtime.model import MCPModel
 
 
@@ -19,7 +19,9 @@ class ElicitResult(MCPModel):
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | StrictInt | StrictBool] | None = None
+    content: (
+        dict[str, list[str] | str | StrictInt | StrictFloat | StrictBool] | None
+    ) = None
     """
     The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
