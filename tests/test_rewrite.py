@@ -444,7 +444,7 @@ def test_rewritten_schema_accepts_and_rejects_exactly_what_the_original_does(
 ) -> None:
     """Every official example of 2026-07-28, and one-key mutations of it, get the same verdict."""
     document = json.loads((spec_dir / "2026-07-28" / "schema.json").read_text())
-    rewritten = rewrite_for_models(document)
+    rewritten = rewrite_for_models(document, errata=False)
     validator_class = jsonschema.validators.validator_for(document)
     examples = sorted((spec_dir / "2026-07-28" / "examples").rglob("*.json"))
     assert len(examples) > 100
@@ -463,3 +463,18 @@ def test_rewritten_schema_accepts_and_rejects_exactly_what_the_original_does(
                 disagreements.append(f"{type_name}/{path.name} [{label}]: {before} -> {after}")
     assert disagreements == []
     assert verdicts[True] > 500 and verdicts[False] > 1000  # both verdicts were exercised
+
+
+def test_the_elicit_result_erratum_admits_fractional_answers_and_nothing_else(
+    spec_dir: Path,
+) -> None:
+    """The one documented widening: ElicitResult.content values may be fractional numbers."""
+    document = json.loads((spec_dir / "2025-11-25" / "schema.json").read_text())
+    validator_class = jsonschema.validators.validator_for(document)
+    original = validator_class({**document, "$ref": "#/$defs/ElicitResult"})
+    fixed = validator_class({**rewrite_for_models(document), "$ref": "#/$defs/ElicitResult"})
+    fractional = {"action": "accept", "content": {"score": 95.5}}
+    assert not original.is_valid(fractional) and fixed.is_valid(fractional)
+    for still_invalid in ({"score": None}, {"score": {"a": 1}}, {"score": [1]}):
+        instance = {"action": "accept", "content": still_invalid}
+        assert not original.is_valid(instance) and not fixed.is_valid(instance)

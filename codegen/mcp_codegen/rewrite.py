@@ -44,12 +44,16 @@ def ref_name(node: Any) -> str | None:
     return None
 
 
-def rewrite_for_models(document: JSONObject) -> JSONObject:
-    """Apply every rewrite, in order, to a deep copy of ``document``."""
+def rewrite_for_models(document: JSONObject, *, errata: bool = True) -> JSONObject:
+    """Apply every rewrite, in order, to a deep copy of ``document``.
+
+    All rewrites keep the set of accepted instances unchanged, except the documented
+    upstream :data:`ERRATA` (``errata=False`` leaves them out).
+    """
     rewritten = copy.deepcopy(document)
     steps: list[Callable[[JSONObject], None]] = [
         sort_defs,
-        apply_errata,
+        *([apply_errata] if errata else []),
         clean_doc_links,
         empty_objects_as_maps,
         open_objects,

@@ -19,9 +19,16 @@ from .session import (
     to_wire,
 )
 from .stdio import spawn
+from .tools import ToolSchemas, as_functions, problems
 
 INITIALIZE = "initialize"
 INITIALIZED = "notifications/initialized"
+LIST_TOOLS = "tools/list"
+CALL_TOOL = "tools/call"
+
+
+class ToolOutputError(ValueError):
+    """A tool's structured output does not match the outputSchema the server listed."""
 
 
 class ClientSession(Session):
@@ -38,6 +45,7 @@ class ClientSession(Session):
         client_info: dict[str, Any] | None = None,
         list_changed: Sequence[str] = (),
         request_timeout: float | None = None,
+        validate_tool_output: bool = True,
     ) -> None:
         wrapped = sorted(
             (ProtocolPackage.of(p) for p in packages), key=lambda p: p.version, reverse=True
@@ -49,6 +57,7 @@ class ClientSession(Session):
         client_module = importlib.import_module(f"{own.__name__}.client")
         handlers = handlers if handlers is not None else client_module.ClientHandlers()
         super().__init__(handlers, None, None)
+        self.own_package = ProtocolPackage.of(own)
         if request_timeout is not None:
             self.request_timeout = request_timeout
         self.builtins = CommonBuiltins(self)
@@ -58,6 +67,36 @@ class ClientSession(Session):
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.client = client_module.Client(self)
+        self.validate_tool_output = validate_tool_output
+        self.tool_schemas = ToolSchemas()
+
+    async def send_request(
+        self, spec: Any, params: Any, timeout: float | None = None
+    ) -> Any:
+        """Send a request; remember listed tools, check structured tool output."""
+        result = await super().send_request(spec, params, timeout)
+        if spec.method == LIST_TOOLS:
+            self.tool_schemas.update(result.tools)
+        elif spec.method == CALL_TOOL and self.validate_tool_output:
+            self._check_tool_output(params, result)
+        return result
+
+    def _check_tool_output(self, params: Any, result: Any) -> None:
+        name = (params or {}).get("name")
+        validator = self.tool_schemas.validator(name, "outputSchema") if name else None
+        if validator is None or getattr(result, "is_error", False):
+            return
+        structured = getattr(result, "structured_content", None)
+        found = (
+            ["(root): no structuredContent"] if structured is None else problems(validator, structured)
+        )
+        if found:
+            raise ToolOutputError(f"tool {name} returned output that breaks its outputSchema: "
+                                  + "; ".join(found))
+
+    def tools_as_functions(self) -> list[dict[str, Any]]:
+        """The tools listed so far as function-calling definitions (see ``tools.as_functions``)."""
+        return as_functions(self.tool_schemas.tools.values())
 
     @property
     def protocol_version(self) -> str | None:

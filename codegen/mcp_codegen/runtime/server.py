@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, Engine, RequestId, RpcError
+from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Engine, RequestId, RpcError
 from .session import (
     CommonBuiltins,
     ProtocolPackage,
@@ -22,11 +22,16 @@ from .session import (
 )
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 from .stubs import RequestContext
+from .tools import ToolSchemas, problems
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
 INITIALIZE = "initialize"
 PING = "ping"
+LIST_TOOLS = "tools/list"
+CALL_TOOL = "tools/call"
+# From this revision on, invalid tool arguments are a tool error result, not -32602.
+ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
 
 
 def handshake_packages(handlers: object) -> list[ProtocolPackage]:
@@ -79,12 +84,14 @@ class ServerSession(Session):
         server_info: dict[str, Any] | None = None,
         instructions: str | None = None,
         list_changed: Iterable[str] = (),
+        validate_tools: bool = True,
     ) -> None:
         own = package_of(handlers)
         self.packages = (
             [ProtocolPackage.of(p) for p in packages] if packages else handshake_packages(handlers)
         )
         super().__init__(handlers, None, None)
+        self.own_package = ProtocolPackage.of(own)
         self.builtins = ServerBuiltins(self)
         self._handler_base = importlib.import_module(f"{own.__name__}.server").ServerHandlers
         self._peer_class = importlib.import_module(f"{own.__name__}.server").ClientPeer
@@ -93,6 +100,8 @@ class ServerSession(Session):
         self.list_changed = tuple(list_changed)
         self.client_info: dict[str, Any] = {}
         self.initialized = False
+        self.validate_tools = validate_tools
+        self.tool_schemas = ToolSchemas()
 
     @property
     def supported_versions(self) -> list[str]:
@@ -110,7 +119,60 @@ class ServerSession(Session):
             )
         if method == INITIALIZE:
             raise RpcError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
-        return await super().on_request(method, params, request_id)
+        if method == CALL_TOOL and self.validate_tools:
+            return await self._call_tool(params, request_id)
+        result = await super().on_request(method, params, request_id)
+        if method == LIST_TOOLS:
+            self.tool_schemas.update(to_wire(result).get("tools", []))
+        return result
+
+    async def _call_tool(self, params: Any, request_id: RequestId) -> Any:
+        """Check arguments against the tool's inputSchema, and structured output against its
+        outputSchema (the tool list comes from the server's own list_tools handler). A tool
+        that is not listed goes to the handler unchecked: it decides what "unknown" means."""
+        name = params.get("name") if isinstance(params, dict) else None
+        if isinstance(name, str) and name not in self.tool_schemas.tools:
+            await self._load_tool_schemas()
+        if isinstance(name, str) and name in self.tool_schemas.tools:
+            validator = self.tool_schemas.validator(name, "inputSchema")
+            found = problems(validator, params.get("arguments") or {}) if validator else []
+            if found:
+                message = f"Invalid arguments for tool {name}: " + "; ".join(found)
+                assert self.package is not None
+                if self.package.version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
+                    return {"content": [{"type": "text", "text": message}], "isError": True}
+                raise RpcError(INVALID_PARAMS, message)
+        result = await super().on_request(CALL_TOOL, params, request_id)
+        if isinstance(name, str):
+            self._check_structured_output(name, result)
+        return result
+
+    async def _load_tool_schemas(self) -> None:
+        handler = self.handler("list_tools")
+        if handler is None or self.package is None:
+            return
+        spec = self.package.dispatch.REQUESTS[LIST_TOOLS]
+        cursor = None
+        for _page in range(100):
+            params = spec.validate_params({"cursor": cursor} if cursor else None)
+            listed = to_wire(await handler(params, self.context(None, None)))
+            self.tool_schemas.update(listed.get("tools", []))
+            cursor = listed.get("nextCursor")
+            if not cursor:
+                return
+
+    def _check_structured_output(self, name: str, result: Any) -> None:
+        validator = self.tool_schemas.validator(name, "outputSchema")
+        wire = to_wire(result)
+        if validator is None or not isinstance(wire, dict) or wire.get("isError"):
+            return
+        if "structuredContent" not in wire:
+            logger.error("tool %s declares an outputSchema but returned no structuredContent", name)
+            raise RpcError(INTERNAL_ERROR, "Internal error")
+        found = problems(validator, wire["structuredContent"])
+        if found:
+            logger.error("tool %s: structuredContent breaks its outputSchema: %s", name, found)
+            raise RpcError(INTERNAL_ERROR, "Internal error")
 
     async def _initialize(self, params: Any) -> dict[str, Any]:
         newest = self.packages[0]

@@ -165,6 +165,16 @@ class Session:
         self.log_level: str | None = None
         self._handler_base: type | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self.own_package: ProtocolPackage | None = None
+
+    def own_spec(self, negotiated: Any, kind: str) -> Any:
+        """The spec of the same method in the package the user's code is typed with, so
+        handlers and callers get their own revision's models whatever was negotiated."""
+        own = self.own_package
+        if own is None or own is self.package:
+            return negotiated
+        table = own.dispatch.REQUESTS if kind == "request" else own.dispatch.NOTIFICATIONS
+        return table.get(negotiated.method, negotiated)
 
     # -- handler lookup ------------------------------------------------------------------
 
@@ -223,7 +233,7 @@ class Session:
         return spec  # type: ignore[no-any-return]
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        spec = self.request_spec(method)
+        spec = self.own_spec(self.request_spec(method), "request")
         handler = self.handler(spec.handler_name)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -254,6 +264,7 @@ class Session:
         if spec is None or not self._receives(spec.direction):
             logger.debug("ignored notification %s", method)
             return
+        spec = self.own_spec(spec, "notification")
         try:
             typed = spec.validate_params(params)
         except ValidationError as error:
@@ -324,7 +335,7 @@ class Session:
                     )
                 )
             raise
-        return negotiated.validate_result(raw)
+        return self.own_spec(negotiated, "request").validate_result(raw)
 
     async def send_notification(
         self, spec: NotificationSpec, params: Mapping[str, Any] | None

@@ -6,9 +6,11 @@
 
 Modules: ``models`` (pydantic v2 message models), ``dispatch`` (the method table the
 runtime uses), ``client`` (``Client``, ``ClientHandlers``) and ``server``
-(``ServerHandlers``, ``ClientPeer``).
+(``ServerHandlers``, ``ClientPeer``); each is imported on first use.
 """
 
+import importlib
+from types import ModuleType
 from typing import Final
 
 PROTOCOL_VERSION: Final = "2024-11-05"
@@ -16,5 +18,12 @@ ERA: Final = "handshake"
 SCHEMA_SHA256: Final = (
     "61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce"
 )
+SUBMODULES: Final = ("client", "dispatch", "models", "server")
 
-__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256"]
+__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256", "SUBMODULES"]
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

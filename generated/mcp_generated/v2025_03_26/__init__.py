@@ -6,9 +6,11 @@
 
 Modules: ``models`` (pydantic v2 message models), ``dispatch`` (the method table the
 runtime uses), ``client`` (``Client``, ``ClientHandlers``) and ``server``
-(``ServerHandlers``, ``ClientPeer``).
+(``ServerHandlers``, ``ClientPeer``); each is imported on first use.
 """
 
+import importlib
+from types import ModuleType
 from typing import Final
 
 PROTOCOL_VERSION: Final = "2025-03-26"
@@ -16,5 +18,12 @@ ERA: Final = "handshake"
 SCHEMA_SHA256: Final = (
     "e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131"
 )
+SUBMODULES: Final = ("client", "dispatch", "models", "server")
 
-__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256"]
+__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256", "SUBMODULES"]
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

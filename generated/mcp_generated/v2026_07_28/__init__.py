@@ -6,9 +6,11 @@
 
 Modules: ``models`` (pydantic v2 message models), ``dispatch`` (the method table the
 runtime uses), ``client`` (``Client``, ``ClientHandlers``) and ``server``
-(``ServerHandlers``, ``ClientPeer``).
+(``ServerHandlers``, ``ClientPeer``); each is imported on first use.
 """
 
+import importlib
+from types import ModuleType
 from typing import Final
 
 PROTOCOL_VERSION: Final = "2026-07-28"
@@ -16,5 +18,12 @@ ERA: Final = "stateless"
 SCHEMA_SHA256: Final = (
     "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203"
 )
+SUBMODULES: Final = ("client", "dispatch", "models", "server")
 
-__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256"]
+__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256", "SUBMODULES"]
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

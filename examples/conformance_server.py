@@ -1,0 +1,509 @@
+"""The fixture server of the official MCP conformance suite, on the generated 2025-11-25 package.
+
+Every tool, resource and prompt that ``@modelcontextprotocol/conformance`` calls by name is
+here, plus a few extras the interop tests use (``test_tool_slow``, ``test_tool_fast``,
+``test_list_roots``, ``test_send_tool_list_changed``, ``test_update_watched_resource``).
+
+It also reads as a demo of the runtime: one ``ServerHandlers`` subclass with one typed
+``async`` method per request it serves. Capabilities are derived from the methods it
+overrides (tools, resources with subscribe, prompts, completions; logging is built in),
+and ``ctx.peer`` calls the client back (sampling, elicitation, roots, notifications).
+
+    python examples/conformance_server.py --stdio                       # stdin/stdout
+    python examples/conformance_server.py --stdio --protocol 2025-06-18  # one revision only
+    python examples/conformance_server.py --port 3001                   # http://127.0.0.1:3001/mcp
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from types import ModuleType
+from typing import Any
+
+from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
+from mcp_codegen.runtime.server import run_stdio
+from mcp_codegen.runtime.stubs import RequestContext
+from mcp_generated import REVISIONS
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+Ctx = RequestContext[ClientPeer]
+Content = (
+    models.TextContent
+    | models.ImageContent
+    | models.AudioContent
+    | models.ResourceLink
+    | models.EmbeddedResource
+)
+Output = list[Content] | str
+ToolMethod = Callable[["ConformanceServer", dict[str, Any], Ctx], Awaitable[Output]]
+
+SERVER_INFO = {"name": "mcp-codegen-conformance-server", "version": "0.1.0"}
+INSTRUCTIONS = "Fixture server of the MCP conformance suite, built on mcp-codegen."
+RESOURCE_NOT_FOUND = -32002  # MCP's error code for an unknown resource URI
+
+TEST_IMAGE_BASE64 = (  # a 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+TEST_AUDIO_BASE64 = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="  # a tiny WAV
+STATIC_TEXT = "This is the content of the static text resource."
+WATCHED_URI = "test://watched-resource"
+TEMPLATE_PREFIX, TEMPLATE_SUFFIX = "test://template/", "/data"
+ARG1_COMPLETIONS = ("alpha", "beta", "gamma")
+STRING = {"type": "string"}
+
+
+def text(value: str) -> models.TextContent:
+    return models.TextContent(type="text", text=value)
+
+
+def image() -> models.ImageContent:
+    return models.ImageContent(type="image", data=TEST_IMAGE_BASE64, mime_type="image/png")
+
+
+def embedded(uri: str, mime_type: str, body: str) -> models.EmbeddedResource:
+    contents = models.TextResourceContents(uri=uri, mime_type=mime_type, text=body)
+    return models.EmbeddedResource(type="resource", resource=contents)
+
+
+def user(content: Content) -> models.PromptMessage:
+    return models.PromptMessage(role="user", content=content)
+
+
+# -- tools are methods registered by a decorator ------------------------------------------
+
+TOOLS: dict[str, tuple[models.Tool, ToolMethod]] = {}
+
+
+def tool(
+    description: str,
+    properties: dict[str, Any] | None = None,
+    required: Sequence[str] = (),
+    schema: dict[str, Any] | None = None,
+) -> Callable[[ToolMethod], ToolMethod]:
+    """Register a method as a tool named after it; ``schema`` replaces the object schema."""
+
+    def register(method: ToolMethod) -> ToolMethod:
+        input_schema = schema or {"type": "object", "properties": properties or {}}
+        if required:
+            input_schema["required"] = list(required)
+        name = method.__name__
+        typed_schema = models.ToolInputSchema.model_validate(input_schema)
+        definition = models.Tool(name=name, description=description, input_schema=typed_schema)
+        TOOLS[name] = (definition, method)
+        return method
+
+    return register
+
+
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": STRING, "city": STRING},
+        }
+    },
+    "properties": {
+        "name": STRING,
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": STRING,
+        "email": STRING,
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+SEP1034_DEFAULTS = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+}
+
+_OPTIONS = ["option1", "option2", "option3"]
+_TITLED = [
+    {"const": "value1", "title": "First Option"},
+    {"const": "value2", "title": "Second Option"},
+    {"const": "value3", "title": "Third Option"},
+]
+SEP1330_ENUMS = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": _OPTIONS},
+        "titledSingle": {"type": "string", "oneOf": _TITLED},
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": _OPTIONS}},
+        "titledMulti": {"type": "array", "items": {"anyOf": _TITLED}},
+    },
+}
+
+USER_FORM = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+# -- resources and prompts ----------------------------------------------------------------
+
+RESOURCES = [
+    models.Resource(
+        uri="test://static-text",
+        name="static-text",
+        description="A static text resource",
+        mime_type="text/plain",
+    ),
+    models.Resource(
+        uri="test://static-binary",
+        name="static-binary",
+        description="A static binary resource (a 1x1 PNG)",
+        mime_type="image/png",
+    ),
+    models.Resource(
+        uri=WATCHED_URI,
+        name="watched-resource",
+        description="A resource to subscribe to",
+        mime_type="text/plain",
+    ),
+]
+TEMPLATE = models.ResourceTemplate(
+    uri_template=f"{TEMPLATE_PREFIX}{{id}}{TEMPLATE_SUFFIX}",
+    name="template",
+    description="A resource template with an id parameter",
+    mime_type="application/json",
+)
+
+
+def required_argument(name: str, description: str) -> models.PromptArgument:
+    return models.PromptArgument(name=name, description=description, required=True)
+
+
+PROMPTS = [
+    models.Prompt(name="test_simple_prompt", description="A simple prompt without arguments"),
+    models.Prompt(
+        name="test_prompt_with_arguments",
+        description="A prompt with required arguments",
+        arguments=[
+            required_argument("arg1", "First test argument"),
+            required_argument("arg2", "Second test argument"),
+        ],
+    ),
+    models.Prompt(
+        name="test_prompt_with_embedded_resource",
+        description="A prompt that includes an embedded resource",
+        arguments=[required_argument("resourceUri", "URI of the resource to embed")],
+    ),
+    models.Prompt(name="test_prompt_with_image", description="A prompt that includes image content"),
+]
+
+
+class ConformanceServer(ServerHandlers):
+    """Serves the fixture tools, resources, prompts and completions."""
+
+    def __init__(self) -> None:
+        self.subscriptions: set[str] = set()
+        self.watched_content = "Watched resource content"
+
+    # -- tools/list and tools/call -----------------------------------------------------------
+
+    async def list_tools(
+        self, params: models.PaginatedRequestParams | None, ctx: Ctx
+    ) -> models.ListToolsResult:
+        return models.ListToolsResult(tools=[definition for definition, _ in TOOLS.values()])
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: Ctx
+    ) -> models.CallToolResult:
+        """Run a tool; an exception inside it becomes an ``isError`` result the model can read."""
+        entry = TOOLS.get(params.name)
+        if entry is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        try:
+            output = await entry[1](self, params.arguments or {}, ctx)
+        except Exception as error:
+            return models.CallToolResult(content=[text(str(error))], is_error=True)
+        return models.CallToolResult(content=[text(output)] if isinstance(output, str) else output)
+
+    # -- the tools ---------------------------------------------------------------------------
+
+    @tool("Returns a simple text content block")
+    async def test_simple_text(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return "This is a simple text response for testing."
+
+    @tool("Returns an image content block (a 1x1 PNG)")
+    async def test_image_content(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return [image()]
+
+    @tool("Returns an audio content block (a tiny WAV)")
+    async def test_audio_content(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return [models.AudioContent(type="audio", data=TEST_AUDIO_BASE64, mime_type="audio/wav")]
+
+    @tool("Returns an embedded text resource")
+    async def test_embedded_resource(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        body = "This is an embedded resource content."
+        return [embedded("test://embedded-resource", "text/plain", body)]
+
+    @tool("Returns text, image and resource content blocks")
+    async def test_multiple_content_types(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        body = '{"test":"data","value":123}'
+        return [
+            text("Multiple content types test:"),
+            image(),
+            embedded("test://mixed-content-resource", "application/json", body),
+        ]
+
+    @tool("Sends three log messages while it runs")
+    async def test_tool_with_logging(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        await ctx.log("info", "Tool execution started")
+        await asyncio.sleep(0.05)
+        await ctx.log("info", "Tool processing data")
+        await asyncio.sleep(0.05)
+        await ctx.log("info", "Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @tool("Always fails: the result has isError true")
+    async def test_error_handling(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        raise RuntimeError("This tool intentionally returns an error for testing")
+
+    @tool("Reports progress 0, 50 and 100 of 100 for the request's progress token")
+    async def test_tool_with_progress(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        for step in (0, 50, 100):
+            if step:
+                await asyncio.sleep(0.05)
+            await ctx.report_progress(step, 100, f"Completed step {step} of 100")
+        return f"Progress reported for token {ctx.progress_token!r}"
+
+    @tool("Asks the client's LLM (sampling/createMessage)", {"prompt": STRING}, ["prompt"])
+    async def test_sampling(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        message = models.SamplingMessage(role="user", content=text(str(args["prompt"])))
+        result = await ctx.peer.create_message(messages=[message], max_tokens=100)
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        answer = " ".join(b.text for b in blocks if isinstance(b, models.TextContent))
+        return f"LLM response: {answer or 'No response'}"
+
+    @tool("Asks the user for a username and an email", {"message": STRING}, ["message"])
+    async def test_elicitation(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return await self.ask(ctx, str(args["message"]), USER_FORM, "User response")
+
+    @tool("Elicits a form whose fields all have defaults (SEP-1034)")
+    async def test_elicitation_sep1034_defaults(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        message = "Please provide user information"
+        return await self.ask(ctx, message, SEP1034_DEFAULTS, "Elicitation completed")
+
+    @tool("Elicits the five enum shapes of SEP-1330")
+    async def test_elicitation_sep1330_enums(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        message = "Please select values using different enum schema types"
+        return await self.ask(ctx, message, SEP1330_ENUMS, "Elicitation completed")
+
+    @tool("Tool with JSON Schema 2020-12 features", schema=JSON_SCHEMA_2020_12)
+    async def json_schema_2020_12_tool(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return f"Received: {json.dumps(args, sort_keys=True)}"
+
+    @tool("Resumable SSE stream test; over stdio it just answers")
+    async def test_reconnection(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return "Reconnection test completed"
+
+    @tool("Sleeps durationMs milliseconds; logs a notice when cancelled", {"durationMs": {"type": "number"}})
+    async def test_tool_slow(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        milliseconds = float(args.get("durationMs", 1000))
+        try:
+            await asyncio.sleep(milliseconds / 1000)
+        except asyncio.CancelledError:
+            await ctx.log("notice", f"test_tool_slow cancelled (request {ctx.request_id!r})")
+            raise
+        return f"Slept {milliseconds:g} ms"
+
+    @tool("Answers at once")
+    async def test_tool_fast(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return "Fast tool completed"
+
+    @tool("Lists the client's roots (roots/list), one JSON text block per root")
+    async def test_list_roots(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        result = await ctx.peer.list_roots()
+        return [text(json.dumps({"uri": root.uri, "name": root.name})) for root in result.roots]
+
+    @tool("Sends notifications/tools/list_changed")
+    async def test_send_tool_list_changed(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        await ctx.peer.send_tool_list_changed()
+        return "Sent notifications/tools/list_changed"
+
+    @tool("Replaces the watched resource's text; subscribers hear of it", {"content": STRING}, ["content"])
+    async def test_update_watched_resource(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        self.watched_content = str(args["content"])
+        if WATCHED_URI in self.subscriptions:
+            await ctx.peer.send_resource_updated(uri=WATCHED_URI)
+        return "Watched resource updated"
+
+    async def ask(self, ctx: Ctx, message: str, schema: dict[str, Any], label: str) -> str:
+        """Ask the user to fill a form; describe the answer as ``label: action=..., content=...``."""
+        form = models.ElicitRequestFormParamsRequestedSchema.model_validate(schema)
+        params = models.ElicitRequestFormParams(message=message, requested_schema=form)
+        result = await ctx.peer.elicit(params)
+        return f"{label}: action={result.action}, content={json.dumps(result.content or {})}"
+
+    # -- resources ---------------------------------------------------------------------------
+
+    async def list_resources(
+        self, params: models.PaginatedRequestParams | None, ctx: Ctx
+    ) -> models.ListResourcesResult:
+        return models.ListResourcesResult(resources=RESOURCES)
+
+    async def list_resource_templates(
+        self, params: models.PaginatedRequestParams | None, ctx: Ctx
+    ) -> models.ListResourceTemplatesResult:
+        return models.ListResourceTemplatesResult(resource_templates=[TEMPLATE])
+
+    async def read_resource(
+        self, params: models.ReadResourceRequestParams, ctx: Ctx
+    ) -> models.ReadResourceResult:
+        uri = params.uri
+        contents: models.TextResourceContents | models.BlobResourceContents
+        if uri == "test://static-text":
+            contents = models.TextResourceContents(uri=uri, mime_type="text/plain", text=STATIC_TEXT)
+        elif uri == "test://static-binary":
+            contents = models.BlobResourceContents(uri=uri, mime_type="image/png", blob=TEST_IMAGE_BASE64)
+        elif uri == WATCHED_URI:
+            contents = models.TextResourceContents(
+                uri=uri, mime_type="text/plain", text=self.watched_content
+            )
+        elif uri.startswith(TEMPLATE_PREFIX) and uri.endswith(TEMPLATE_SUFFIX):
+            item = uri[len(TEMPLATE_PREFIX) : -len(TEMPLATE_SUFFIX)]
+            data = json.dumps({"id": item, "templateTest": True, "data": f"Data for ID: {item}"})
+            contents = models.TextResourceContents(uri=uri, mime_type="application/json", text=data)
+        else:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        return models.ReadResourceResult(contents=[contents])
+
+    async def subscribe(self, params: models.SubscribeRequestParams, ctx: Ctx) -> models.Result:
+        self.subscriptions.add(params.uri)
+        return models.Result()
+
+    async def unsubscribe(
+        self, params: models.UnsubscribeRequestParams, ctx: Ctx
+    ) -> models.Result:
+        self.subscriptions.discard(params.uri)
+        return models.Result()
+
+    # -- prompts and completion --------------------------------------------------------------
+
+    async def list_prompts(
+        self, params: models.PaginatedRequestParams | None, ctx: Ctx
+    ) -> models.ListPromptsResult:
+        return models.ListPromptsResult(prompts=PROMPTS)
+
+    async def get_prompt(
+        self, params: models.GetPromptRequestParams, ctx: Ctx
+    ) -> models.GetPromptResult:
+        prompt = next((p for p in PROMPTS if p.name == params.name), None)
+        if prompt is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        args = params.arguments or {}
+        missing = [a.name for a in prompt.arguments or () if a.name not in args]
+        if missing:
+            raise RpcError(INVALID_PARAMS, f"Missing required arguments: {', '.join(missing)}")
+        if prompt.name == "test_prompt_with_arguments":
+            body = f"Prompt with arguments: arg1='{args['arg1']}', arg2='{args['arg2']}'"
+            messages = [user(text(body))]
+        elif prompt.name == "test_prompt_with_embedded_resource":
+            resource = embedded(args["resourceUri"], "text/plain", "Embedded resource content for testing.")
+            messages = [user(resource), user(text("Please process the embedded resource above."))]
+        elif prompt.name == "test_prompt_with_image":
+            messages = [user(image()), user(text("Please analyze the image above."))]
+        else:
+            messages = [user(text("This is a simple prompt for testing."))]
+        return models.GetPromptResult(messages=messages)
+
+    async def complete(
+        self, params: models.CompleteRequestParams, ctx: Ctx
+    ) -> models.CompleteResult:
+        """Suggest values for ``arg1`` of ``test_prompt_with_arguments``; nothing elsewhere."""
+        ref, argument = params.ref, params.argument
+        values: list[str] = []
+        prompt = ref.name if isinstance(ref, models.PromptReference) else None
+        if (prompt, argument.name) == ("test_prompt_with_arguments", "arg1"):
+            values = [v for v in ARG1_COMPLETIONS if v.startswith(argument.value)]
+        completion = models.CompleteResultCompletion(values=values, total=len(values), has_more=False)
+        return models.CompleteResult(completion=completion)
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def protocol_packages(revisions: Sequence[str]) -> list[ModuleType]:
+    """The generated packages of ``revisions`` (``2025-06-18``), to pin the server to them."""
+    for revision in revisions:
+        if revision not in REVISIONS:
+            raise SystemExit(f"unknown revision {revision!r}; known: {', '.join(REVISIONS)}")
+    return [importlib.import_module(f"mcp_generated.{REVISIONS[r]}") for r in revisions]
+
+
+def serve_http(port: int, options: dict[str, Any]) -> None:
+    """Serve Streamable HTTP at http://127.0.0.1:PORT/mcp with uvicorn."""
+    try:
+        from mcp_codegen.runtime.http import http_app  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as error:
+        if error.name != "mcp_codegen.runtime.http":
+            raise
+        raise SystemExit(
+            "--port needs Streamable HTTP (mcp_codegen.runtime.http), which this runtime "
+            "does not provide yet; use --stdio"
+        ) from None
+    import uvicorn
+
+    uvicorn.run(http_app(ConformanceServer(), **options), host="127.0.0.1", port=port)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The MCP conformance suite's fixture server.")
+    transport = parser.add_mutually_exclusive_group(required=True)
+    transport.add_argument("--stdio", action="store_true", help="serve stdin/stdout")
+    transport.add_argument("--port", type=int, help="serve Streamable HTTP at 127.0.0.1:PORT/mcp")
+    parser.add_argument(
+        "--protocol",
+        action="append",
+        default=[],
+        metavar="REVISION",
+        help="speak only this revision (repeatable); default: every handshake revision",
+    )
+    args = parser.parse_args(argv)
+    options: dict[str, Any] = {
+        "server_info": SERVER_INFO,
+        "instructions": INSTRUCTIONS,
+        "list_changed": ["tools"],
+    }
+    if args.protocol:
+        options["packages"] = protocol_packages(args.protocol)
+    if args.stdio:
+        run_stdio(ConformanceServer(), **options)
+    else:
+        serve_http(args.port, options)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""A one-tool MCP server over stdio: ``python examples/weather_server.py``."""
+
+from mcp_codegen.runtime.server import run_stdio
+from mcp_codegen.runtime.stubs import RequestContext
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+CITY = models.ToolInputSchema(type="object", properties={"city": {"type": "string"}}, required=["city"])
+WEATHER = models.Tool(name="weather", description="Today's weather in a city", input_schema=CITY)
+
+
+class Weather(ServerHandlers):
+    async def list_tools(
+        self, params: models.PaginatedRequestParams | None, ctx: RequestContext[ClientPeer]
+    ) -> models.ListToolsResult:
+        return models.ListToolsResult(tools=[WEATHER])
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
+    ) -> models.CallToolResult:
+        city = (params.arguments or {}).get("city", "nowhere")
+        return models.CallToolResult(content=[models.TextContent(type="text", text=f"Sunny in {city}")])
+
+
+if __name__ == "__main__":
+    run_stdio(Weather(), server_info={"name": "weather", "version": "1.0.0"})
