@@ -190,8 +190,7 @@ class HttpClientSession(ClientSession):
     async def initialize(self) -> Any:
         result = await super().initialize()
         self.transport.protocol_version = self.protocol_version
-        if _announces_changes(self.peer_capabilities):
-            self.transport.start_get_stream()  # list_changed / updates arrive there
+        self.transport.start_get_stream()  # server-initiated messages arrive there
         return result
 
     async def send_request(
@@ -207,14 +206,6 @@ class HttpClientSession(ClientSession):
             self.package = None
             await self.initialize()
             return await super().send_request(spec, params, timeout)
-
-
-def _announces_changes(capabilities: dict[str, Any]) -> bool:
-    """Whether the server may send notifications outside any request (GET stream)."""
-    return any(
-        isinstance(value, dict) and (value.get("listChanged") or value.get("subscribe"))
-        for value in capabilities.values()
-    )
 
 
 @contextlib.asynccontextmanager

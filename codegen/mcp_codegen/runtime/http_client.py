@@ -30,6 +30,14 @@ class HttpError(Exception):
         self.body = body
 
 
+class AuthRequired(HttpError):
+    """401/403: the server wants (other) credentials; ``challenge`` is its WWW-Authenticate."""
+
+    def __init__(self, status: int, body: bytes, challenge: str) -> None:
+        super().__init__(status, body)
+        self.challenge = challenge
+
+
 class SessionExpired(HttpError):
     """404 for a request that carried a session id: the client must initialize again."""
 
@@ -254,6 +262,7 @@ class HttpClientTransport:
         self.retry_ms = 1000
         self._resumes: dict[Any, asyncio.Task[None]] = {}
         self._answered: set[Any] = set()
+        self._answer_events: dict[Any, asyncio.Event] = {}
 
     def _session_headers(self) -> dict[str, str]:
         headers = {}
@@ -282,20 +291,30 @@ class HttpClientTransport:
             self.http.release(response)
             if response.status == 404 and self.session_id:
                 raise SessionExpired(response.status, body)
-            if content_type.startswith("application/json") and body and self.deliver:
-                await self.deliver(body)  # a JSON-RPC error body for our request
+            if (
+                content_type.startswith("application/json")
+                and request_id is not None
+                and _response_id(body) == request_id
+                and self.deliver
+            ):
+                await self.deliver(body)  # a JSON-RPC error answering our request
                 return
+            if response.status in (401, 403):
+                raise AuthRequired(
+                    response.status, body, response.headers.get("www-authenticate", "")
+                )
             raise HttpError(response.status, body)
         if not self.session_id and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):
             answered = await self._consume(response, request_id)
-            if request_id is not None and not answered and request_id not in self._answered:
+            if request_id is not None and not answered:
                 # Resume in the background: the response may also come on the GET stream.
                 task = asyncio.create_task(self._resume(request_id))
                 self._resumes[request_id] = task
                 task.add_done_callback(lambda _: self._resumes.pop(request_id, None))
-            self._answered.discard(request_id)
+            else:
+                self._answered.discard(request_id)
             return
         body = await response.read()
         self.http.release(response)
@@ -314,6 +333,9 @@ class HttpClientTransport:
                 if data and self.deliver:
                     answered = answered or _answers(data, request_id)
                     await self._deliver(data)
+                    if answered:  # the stream has served its purpose; do not wait for its end
+                        response.connection.close()
+                        return True
         except (ConnectionError, asyncio.IncompleteReadError):
             response.connection.close()
             return answered
@@ -321,36 +343,51 @@ class HttpClientTransport:
         return answered
 
     async def _deliver(self, data: bytes) -> None:
-        """Hand a message to the engine; a response ends any resumption waiting for it."""
+        """Hand a message to the engine; note responses, so a resumption can stop."""
         answered = _response_id(data)
         if answered is not None:
             self._answered.add(answered)
-            resume = self._resumes.get(answered)
-            if resume is not None and resume is not asyncio.current_task():
-                resume.cancel()
+            event = self._answer_events.get(answered)
+            if event is not None:
+                event.set()
         assert self.deliver is not None
         await self.deliver(data)
 
     async def _resume(self, request_id: Any) -> None:
         """The reply stream ended before the response: wait ``retry`` ms, then GET with
-        ``Last-Event-ID`` until the response arrives (2025-11-25 SSE polling)."""
-        for _attempt in range(10):
-            if self.last_event_id is None:
-                break
-            await asyncio.sleep(self.retry_ms / 1000)
-            headers = {
-                "Accept": "text/event-stream",
-                "Last-Event-ID": self.last_event_id,
-                **self._session_headers(),
-            }
-            response = await self.http.request("GET", b"", headers)
-            if response.status != 200:
-                await response.read()
-                self.http.release(response)
-                break
-            if await self._consume(response, request_id):
-                return
-        logger.warning("the response stream for request %r was lost", request_id)
+        ``Last-Event-ID`` (2025-11-25 SSE polling) until the response arrives, here or on
+        another stream."""
+        event = self._answer_events.setdefault(request_id, asyncio.Event())
+        if request_id in self._answered:
+            event.set()
+        try:
+            for _attempt in range(10):
+                if self.last_event_id is None:
+                    break
+                await asyncio.sleep(self.retry_ms / 1000)
+                headers = {
+                    "Accept": "text/event-stream",
+                    "Last-Event-ID": self.last_event_id,
+                    **self._session_headers(),
+                }
+                response = await self.http.request("GET", b"", headers)
+                if response.status != 200:
+                    await response.read()
+                    self.http.release(response)
+                    break
+                consume = asyncio.ensure_future(self._consume(response, request_id))
+                answered = asyncio.ensure_future(event.wait())
+                await asyncio.wait({consume, answered}, return_when=asyncio.FIRST_COMPLETED)
+                answered.cancel()
+                if not consume.done():
+                    consume.cancel()
+                    response.connection.close()
+                if event.is_set() or (consume.done() and not consume.cancelled() and consume.result()):
+                    return
+            logger.warning("the response stream for request %r was lost", request_id)
+        finally:
+            self._answer_events.pop(request_id, None)
+            self._answered.discard(request_id)
 
     def start_get_stream(self) -> None:
         """Listen for server-initiated messages (a 405 means the server offers none)."""
