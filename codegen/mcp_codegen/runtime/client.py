@@ -190,7 +190,7 @@ class HttpClientSession(ClientSession):
     async def initialize(self) -> Any:
         result = await super().initialize()
         self.transport.protocol_version = self.protocol_version
-        self.transport.start_get_stream()  # server-initiated messages arrive there
+        await self.transport.start_get_stream()  # server-initiated messages arrive there
         return result
 
     async def send_request(

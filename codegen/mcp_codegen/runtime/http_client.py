@@ -389,17 +389,25 @@ class HttpClientTransport:
             self._answer_events.pop(request_id, None)
             self._answered.discard(request_id)
 
-    def start_get_stream(self) -> None:
-        """Listen for server-initiated messages (a 405 means the server offers none)."""
-        if self._get_task is None:
-            self._get_task = asyncio.create_task(self._get_stream())
+    async def start_get_stream(self, timeout: float = 2.0) -> None:
+        """Listen for server-initiated messages (a 405 means the server offers none).
 
-    async def _get_stream(self) -> None:
+        Returns once the server has answered the GET (or after ``timeout``), so the stream
+        is in place before the next request is sent.
+        """
+        if self._get_task is None:
+            ready = asyncio.Event()
+            self._get_task = asyncio.create_task(self._get_stream(ready))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(ready.wait(), timeout)
+
+    async def _get_stream(self, ready: asyncio.Event) -> None:
         client = HttpClient(self.http.url, dict(self.http.headers))
         try:
             while not self._closed.is_set():
                 headers = {"Accept": "text/event-stream", **self._session_headers()}
                 response = await client.request("GET", b"", headers)
+                ready.set()
                 if response.status != 200:
                     await response.read()
                     return
@@ -411,6 +419,7 @@ class HttpClientTransport:
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             return
         finally:
+            ready.set()
             await client.close()
 
     async def close(self) -> None:
