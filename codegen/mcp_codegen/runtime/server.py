@@ -17,11 +17,13 @@ from .session import (
     ProtocolPackage,
     Session,
     describe,
+    may_answer_with_task,
     package_of,
     to_wire,
 )
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 from .stubs import RequestContext
+from .tasks import RELATED_TASK_KEY, TaskStore
 from .tools import ToolSchemas, problems
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -30,6 +32,7 @@ INITIALIZE = "initialize"
 PING = "ping"
 LIST_TOOLS = "tools/list"
 CALL_TOOL = "tools/call"
+TASK_STATUS = "notifications/tasks/status"
 # From this revision on, invalid tool arguments are a tool error result, not -32602.
 ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
 
@@ -70,6 +73,29 @@ class ServerBuiltins(CommonBuiltins):
         self.session.initialized = True
 
 
+class TaskBuiltins:
+    """tasks/get, tasks/result, tasks/list, tasks/cancel over the session's task store
+    (only when the server runs with ``tasks=True``)."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+
+    async def get_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return self.store.get(params.task_id).wire()
+
+    async def get_task_payload(self, params: Any, ctx: RequestContext[Any]) -> Any:
+        result = to_wire(await self.store.outcome(params.task_id))
+        meta = dict(result.get("_meta") or {})
+        meta[RELATED_TASK_KEY] = {"taskId": params.task_id}
+        return {**result, "_meta": meta}
+
+    async def list_tasks(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return {"tasks": [record.wire() for record in self.store.records.values()]}
+
+    async def cancel_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return (await self.store.cancel(params.task_id)).wire()
+
+
 class ServerSession(Session):
     """The server side of one connection (one stdio process, or one HTTP session)."""
 
@@ -85,6 +111,7 @@ class ServerSession(Session):
         instructions: str | None = None,
         list_changed: Iterable[str] = (),
         validate_tools: bool = True,
+        tasks: bool = False,
     ) -> None:
         own = package_of(handlers)
         self.packages = (
@@ -102,6 +129,19 @@ class ServerSession(Session):
         self.initialized = False
         self.validate_tools = validate_tools
         self.tool_schemas = ToolSchemas()
+        self.handles_tasks = tasks
+        self.task_store = TaskStore(self._task_status) if tasks else None
+        self.task_builtins = TaskBuiltins(self.task_store) if self.task_store else None
+
+    def handler(self, name: str) -> Any:
+        """Task built-ins exist only with ``tasks=True``; then the runtime owns them."""
+        builtin = getattr(self.task_builtins, name, None) if self.task_builtins else None
+        return builtin if builtin is not None else super().handler(name)
+
+    async def _task_status(self, task: dict[str, Any]) -> None:
+        package = self.package
+        if self.engine is not None and package and TASK_STATUS in package.dispatch.NOTIFICATIONS:
+            await self.engine.notify(TASK_STATUS, task)
 
     @property
     def supported_versions(self) -> list[str]:
@@ -119,6 +159,18 @@ class ServerSession(Session):
             )
         if method == INITIALIZE:
             raise RpcError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
+        if self.task_store is not None and isinstance(params, dict) and "task" in params:
+            spec = self.request_spec(method)
+            if may_answer_with_task(spec):
+                task = params["task"] if isinstance(params["task"], dict) else {}
+                ttl = task.get("ttl") if isinstance(task.get("ttl"), int) else None
+                record = self.task_store.start(
+                    method, ttl, lambda: self._serve(method, params, request_id)
+                )
+                return {"task": record.wire()}
+        return await self._serve(method, params, request_id)
+
+    async def _serve(self, method: str, params: Any, request_id: RequestId) -> Any:
         if method == CALL_TOOL and self.validate_tools:
             return await self._call_tool(params, request_id)
         result = await super().on_request(method, params, request_id)

@@ -101,11 +101,43 @@ def has_capability(capabilities: Mapping[str, Any] | None, path: tuple[str, ...]
     return node is not False and node is not None
 
 
-def declare(capabilities: dict[str, Any], path: tuple[str, ...]) -> None:
-    """Add ``path`` to a capabilities object: ``("resources", "subscribe")`` -> true flag."""
-    head = capabilities.setdefault(path[0], {})
-    if len(path) > 1 and isinstance(head, dict):
-        head[path[1]] = True
+def declare(capabilities: dict[str, Any], path: tuple[str, ...], model: Any = None) -> None:
+    """Add ``path`` to a capabilities object, with the value its schema wants there:
+    ``True`` for a flag (``resources.subscribe``), ``{}`` for an object (``tasks.list``).
+    ``model`` is the side's generated capabilities class (flags are its bool fields)."""
+    node = capabilities
+    for depth, part in enumerate(path):
+        last = depth == len(path) - 1
+        field_model, is_flag = _capability_field(model, part)
+        if last:
+            if part not in node:
+                node[part] = True if is_flag else {}
+        else:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                return
+            node, model = child, field_model
+
+
+def _capability_field(model: Any, wire_name: str) -> tuple[Any, bool]:
+    """(the nested model of a capabilities field, whether the field is a boolean flag)."""
+    fields = getattr(model, "model_fields", None)
+    if not fields:
+        return None, wire_name in ("listChanged", "subscribe")
+    for name, info in fields.items():
+        if (info.alias or name) != wire_name:
+            continue
+        members = [_unannotated(a) for a in (typing.get_args(info.annotation) or (info.annotation,))]
+        nested = next((m for m in members if isinstance(m, type) and issubclass(m, BaseModel)), None)
+        return nested, nested is None and bool in members
+    return None, False
+
+
+def _unannotated(annotation: Any) -> Any:
+    """``Annotated[bool, Strict()]`` (pydantic's StrictBool) -> ``bool``."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return typing.get_args(annotation)[0]
+    return annotation
 
 
 def to_wire(model: Any) -> Any:
@@ -130,6 +162,20 @@ def plain(value: Any) -> Any:
     return value
 
 
+def validate_any_result(spec: Any, raw: Any) -> Any:
+    """The method's main result type, else an alternative it may answer with
+    (``CreateTaskResult`` for a task-augmented request, ``InputRequiredResult``)."""
+    try:
+        return spec.validate_result(raw)
+    except ValidationError:
+        for alternative in spec.alternative_result_types:
+            try:
+                return alternative.model_validate(raw, by_name=False)
+            except ValidationError:
+                continue
+        raise
+
+
 def describe(error: ValidationError) -> str:
     """A short, user-facing summary of a pydantic validation error."""
     parts = []
@@ -140,11 +186,17 @@ def describe(error: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+def may_answer_with_task(spec: Any) -> bool:
+    """Whether a method may be run as a task (its table lists ``CreateTaskResult``)."""
+    return any(getattr(t, "__name__", "") == "CreateTaskResult" for t in spec.alternative_result_types)
+
+
 class Session:
     """State and routing shared by the server and the client side of a connection."""
 
     side: str = ""
     peer_side: str = ""
+    handles_tasks = False
 
     def __init__(
         self,
@@ -200,17 +252,21 @@ class Session:
     def derive_capabilities(self, package: ProtocolPackage, list_changed: Iterable[str]) -> None:
         """Declare exactly what this side's handlers (and the built-ins) can serve."""
         capabilities: dict[str, Any] = {}
+        model = getattr(package.models, f"{self.side.capitalize()}Capabilities", None)
         for spec in package.dispatch.REQUESTS.values():
             if self._receives(spec.direction) and self.handler(spec.handler_name):
                 for gate in spec.gates:
                     if gate.side == self.side:
-                        declare(capabilities, gate.path)
+                        declare(capabilities, gate.path, model)
+                if self.handles_tasks and may_answer_with_task(spec):
+                    # tasks.requests.<a>.<b>: method a/b may be run as a task
+                    declare(capabilities, ("tasks", "requests", *spec.method.split("/")), model)
         for spec in package.dispatch.NOTIFICATIONS.values():
             for gate in spec.gates:
                 if gate.side == self.side and gate.path[0] in capabilities:
                     flag = gate.path[-1]
                     if flag == "listChanged" and gate.path[0] in set(list_changed):
-                        declare(capabilities, gate.path)
+                        declare(capabilities, gate.path, model)
         self.own_capabilities = capabilities
 
     # -- incoming ------------------------------------------------------------------------
@@ -291,7 +347,17 @@ class Session:
 
     # -- outgoing (the Sender the generated proxies call) ---------------------------------
 
-    def _check_gates(self, method: str, gates: tuple[Gate, ...]) -> None:
+    def _check_gates(
+        self, method: str, gates: tuple[Gate, ...], direction: Direction, kind: str
+    ) -> None:
+        """A request needs the receiver's capability; a notification the sender's (or, when
+        the table gates it on the receiver, the receiver's). For a message that may go
+        either way, only the side that applies to this send is checked."""
+        if direction is Direction.BOTH:
+            wanted = self.peer_side if kind == "request" else self.side
+            gates = tuple(gate for gate in gates if gate.side == wanted)
+        elif kind == "request":
+            gates = tuple(gate for gate in gates if gate.side == self.peer_side)
         for gate in gates:
             own = gate.side == self.side
             capabilities = self.own_capabilities if own else self.peer_capabilities
@@ -317,7 +383,7 @@ class Session:
         self, spec: RequestSpec[Any], params: Mapping[str, Any] | None, timeout: float | None = None
     ) -> Any:
         negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
-        self._check_gates(spec.method, negotiated.gates)
+        self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
         wire = to_wire(negotiated.validate_params(plain(params) if params else None))
         assert self.engine is not None
         request_id = self.engine.new_request_id()
@@ -335,13 +401,13 @@ class Session:
                     )
                 )
             raise
-        return self.own_spec(negotiated, "request").validate_result(raw)
+        return validate_any_result(self.own_spec(negotiated, "request"), raw)
 
     async def send_notification(
         self, spec: NotificationSpec, params: Mapping[str, Any] | None
     ) -> None:
         negotiated: NotificationSpec = self._negotiated(spec.method, "notification")
-        self._check_gates(spec.method, negotiated.gates)
+        self._check_gates(spec.method, negotiated.gates, negotiated.direction, "notification")
         wire = to_wire(negotiated.validate_params(plain(params) if params else None))
         assert self.engine is not None
         await self.engine.notify(spec.method, wire)
