@@ -67,6 +67,7 @@ class ClientSession(Session):
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.client = client_module.Client(self)
+        self.on_engine: Any = None  # called with the engine once it exists (in-process pipes)
         self.validate_tool_output = validate_tool_output
         self.tool_schemas = ToolSchemas()
 
@@ -143,6 +144,8 @@ async def connect(
         accept_batches=lambda: session.package is not None and session.package.accepts_batches,
     )
     session.engine = engine
+    if session.on_engine is not None:
+        session.on_engine(engine)
     if hasattr(transport, "deliver"):
         transport.deliver = engine._receive  # HTTP: responses arrive on the POSTs
     reader = asyncio.create_task(engine.run())

@@ -12,12 +12,14 @@ JSON (400 with -32700), session (400/404), protocol-version header (400).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -61,17 +63,27 @@ class BearerAuth:
 
 
 class Stream:
-    """One SSE stream's events, kept for replay (``Last-Event-ID``) while the session lives."""
+    """One SSE stream's events. Every event is delivered live; the last
+    ``MAX_EVENTS_PER_STREAM`` are also kept for replay (``Last-Event-ID``) while the
+    session lives."""
 
     def __init__(self, stream_id: str) -> None:
         self.id = stream_id
-        self.events: list[bytes] = []
+        self.events: deque[bytes] = deque()
+        self.first = 0  # the index of events[0]: older events were dropped from the window
         self.closed = False
         self._changed = asyncio.Event()
 
+    @property
+    def end(self) -> int:
+        """The index the next event will get (how many were ever appended)."""
+        return self.first + len(self.events)
+
     def append(self, data: bytes) -> None:
-        if len(self.events) < MAX_EVENTS_PER_STREAM:
-            self.events.append(data)
+        self.events.append(data)
+        if len(self.events) > MAX_EVENTS_PER_STREAM:
+            self.events.popleft()
+            self.first += 1
         self._changed.set()
 
     def close(self) -> None:
@@ -81,17 +93,19 @@ class Stream:
     def event_id(self, index: int) -> str:
         return f"{self.id}.{index}"
 
-    async def follow(self, start: int = 0) -> Any:
-        """Yield ``(event id, data)`` from ``start`` on, live, until the stream closes."""
+    async def follow(self, start: int = 0) -> AsyncIterator[tuple[str, bytes]]:
+        """Yield ``(event id, data)`` from ``start`` on (or from the oldest event still kept),
+        live, until the stream closes."""
         index = start
         while True:
-            while index < len(self.events):
-                yield self.event_id(index), self.events[index]
-                index += 1
+            index = max(index, self.first)
+            while index < self.end:
+                yield self.event_id(index), self.events[index - self.first]
+                index = max(index + 1, self.first)
             if self.closed:
                 return
             self._changed.clear()
-            if index < len(self.events) or self.closed:
+            if index < self.end or self.closed:
                 continue
             await self._changed.wait()
 
@@ -137,6 +151,12 @@ class HttpSession:
     transport: SessionTransport
     last_seen: float = field(default_factory=time.monotonic)
     get_connected: bool = False
+    principal: Any = None  # who initialized it (with auth on): no one else may use it
+    active: int = 0  # HTTP requests of this session being served right now
+
+    def busy(self) -> bool:
+        """Serving an HTTP request (an open GET stream included) or running a handler."""
+        return self.active > 0 or bool(self.engine._incoming)
 
 
 class HttpApp:
@@ -187,15 +207,18 @@ class HttpApp:
         if problem:
             await _respond_error(send, 403, RpcError(INVALID_REQUEST, problem))
             return
-        if self.auth is not None and not await self._authenticated(scope, headers, send):
-            return
+        principal = None
+        if self.auth is not None:
+            principal = await self._authenticated(scope, headers, send)
+            if principal is None:
+                return
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, headers, receive, send)
+            await self._post(headers, principal, receive, send)
         elif method == "GET":
-            await self._get(headers, send)
+            await self._get(headers, principal, receive, send)
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(headers, principal, send)
         else:
             await _respond(
                 send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"GET, POST, DELETE")]
@@ -207,7 +230,8 @@ class HttpApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                self.sessions.clear()
+                for session in list(self.sessions.values()):
+                    self._end(session)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -231,7 +255,8 @@ class HttpApp:
             return f"Forbidden: origin {origin!r} is not allowed"
         return None
 
-    async def _authenticated(self, scope: Scope, headers: dict[str, str], send: Send) -> bool:
+    async def _authenticated(self, scope: Scope, headers: dict[str, str], send: Send) -> Any:
+        """The principal of a valid bearer token; else None, after answering 401."""
         assert self.auth is not None
         authorization = headers.get("authorization", "")
         token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
@@ -242,7 +267,7 @@ class HttpApp:
                 principal = await principal
         if principal is not None:
             scope.setdefault("state", {})["mcp_principal"] = principal
-            return True
+            return principal
         host = headers.get("host", "localhost")
         scheme = scope.get("scheme", "http")
         challenge = f'Bearer resource_metadata="{scheme}://{host}{self.metadata_path}"'
@@ -254,14 +279,21 @@ class HttpApp:
             RpcError(INVALID_REQUEST, "Unauthorized: a valid bearer token is required"),
             [(b"www-authenticate", challenge.encode("latin-1"))],
         )
-        return False
+        return None
 
-    def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
+    def _session_for(
+        self, headers: dict[str, str], principal: Any
+    ) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             return None, 400, "Bad Request: missing Mcp-Session-Id header; initialize first"
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is not None and self._expired(session):
+            self._end(session)
+            session = None
+        # A session is only usable with the credential that opened it; to anyone else it
+        # does not exist.
+        if session is None or session.principal != principal:
             return None, 404, "Not Found: unknown or expired session; initialize again"
         session.last_seen = time.monotonic()
         return session, 200, ""
@@ -275,9 +307,35 @@ class HttpApp:
             return f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
         return f"Bad Request: MCP-Protocol-Version {version!r} differs from the negotiated {negotiated!r}"
 
+    async def _open(
+        self, headers: dict[str, str], principal: Any, send: Send
+    ) -> HttpSession | None:
+        """The request's session, with its version header checked; else None, answered."""
+        session, status, problem = self._session_for(headers, principal)
+        if session is None:
+            await _respond_error(send, status, RpcError(INVALID_REQUEST, problem))
+            return None
+        problem_version = self._check_version(session, headers)
+        if problem_version:
+            await _respond_error(send, 400, RpcError(INVALID_REQUEST, problem_version))
+            return None
+        return session
+
+    @contextlib.contextmanager
+    def _serving(self, session: HttpSession) -> Iterator[None]:
+        """Mark an HTTP request of ``session`` in flight: a session is idle only between them."""
+        session.active += 1
+        try:
+            yield
+        finally:
+            session.active -= 1
+            session.last_seen = time.monotonic()
+
     # -- POST -------------------------------------------------------------------------------
 
-    async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], principal: Any, receive: Receive, send: Send
+    ) -> None:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             await _respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
@@ -309,37 +367,28 @@ class HttpApp:
             await _respond_error(send, 400, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
-            await self._initialize(message, send)
+            await self._initialize(message, principal, send)
             return
-        session, status, problem = self._session_for(headers)
+        session = await self._open(headers, principal, send)
         if session is None:
-            await _respond_error(send, status, RpcError(INVALID_REQUEST, problem))
             return
-        problem_version = self._check_version(session, headers)
-        if problem_version:
-            await _respond_error(send, 400, RpcError(INVALID_REQUEST, problem_version))
-            return
-        if isinstance(message, list):
-            if session.server.package is None or not session.server.package.accepts_batches:
+        with self._serving(session):
+            if isinstance(message, list):
+                await self._post_batch(session, message, receive, send)
+            elif not isinstance(message, dict):
                 await _respond_error(
-                    send, 400, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+                    send, 400, RpcError(INVALID_REQUEST, "Invalid Request: not an object")
                 )
-                return
-            await self._post_batch(session, message, send)
-            return
-        if not isinstance(message, dict):
-            await _respond_error(send, 400, RpcError(INVALID_REQUEST, "Invalid Request: not an object"))
-            return
-        if "method" in message and "id" in message:
-            await self._serve_request(session, message, send)
-            return
-        reply = await session.engine._route(message, in_batch=False)
-        if reply is not None:
-            await _respond(send, 400, reply, "application/json")
-            return
-        await _respond(send, 202, b"", None)
+            elif "method" in message and "id" in message:
+                await self._run(session, message, send, receive)
+            else:
+                reply = await session.engine._route(message, in_batch=False)
+                if reply is not None:
+                    await _respond(send, 400, reply, "application/json")
+                else:
+                    await _respond(send, 202, b"", None)
 
-    async def _initialize(self, message: dict[str, Any], send: Send) -> None:
+    async def _initialize(self, message: dict[str, Any], principal: Any, send: Send) -> None:
         self._expire_idle()
         if len(self.sessions) >= self.max_sessions:
             await _respond_error(
@@ -355,7 +404,8 @@ class HttpApp:
         )
         server.engine = engine
         session = HttpSession(secrets.token_urlsafe(24), server, engine, transport)
-        reply, _ = await self._run(session, message, streaming=None)
+        session.principal = principal
+        reply = await self._run(session, message, None, None)
         if server.package is None:  # initialize failed: no session is kept
             await _respond(send, 200, reply or b"", "application/json")
             return
@@ -364,14 +414,15 @@ class HttpApp:
             send, 200, reply or b"", "application/json", [(b"mcp-session-id", session.id.encode())]
         )
 
-    async def _serve_request(self, session: HttpSession, message: dict[str, Any], send: Send) -> None:
-        await self._run(session, message, streaming=send)
-
     async def _run(
-        self, session: HttpSession, message: dict[str, Any], streaming: Send | None
-    ) -> tuple[bytes | None, bool]:
-        """Serve one request. Answer with JSON if the handler sends nothing else first;
-        otherwise switch to SSE on ``streaming``. Returns the JSON reply when not streamed."""
+        self,
+        session: HttpSession,
+        message: dict[str, Any],
+        send: Send | None,
+        receive: Receive | None,
+    ) -> bytes | None:
+        """Serve one request, answering on ``send`` (see :meth:`_reply`); without ``send``,
+        wait for the handler and return its response."""
         request_id = message.get("id")
         stream = session.transport.new_stream()
         token = _current_stream.set(stream)
@@ -379,90 +430,112 @@ class HttpApp:
             immediate = await session.engine._route(message, in_batch=False)
         finally:
             _current_stream.reset(token)
-        if immediate is not None:
-            stream.close()  # an error found before any handler ran
-            if streaming is not None:
-                await _respond(streaming, 200, immediate, "application/json")
-            return immediate, False
+        if immediate is not None:  # an error found before any handler ran
+            stream.close()
+            if send is not None:
+                status = 400 if _error_code(immediate) == INVALID_REQUEST else 200
+                await _respond(send, status, immediate, "application/json")
+            return immediate
         incoming = session.engine._incoming.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
-        if incoming is None:  # already finished
+        if send is None or receive is None:
+            if incoming is not None:
+                await asyncio.wait({incoming.task})
             stream.close()
-            first = stream.events[0] if stream.events else b""
-            if streaming is not None:
-                await _respond(streaming, 200, first, "application/json")
-            return first, False
-        task = incoming.task
-        waiter = asyncio.ensure_future(stream._changed.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not task.done() and len(stream.events) == 1:
-            await asyncio.sleep(0)  # the first event may be the result of a finishing task
-        if task.done() or streaming is None:
-            await asyncio.wait({task})
-            stream.close()
-            if len(stream.events) <= 1:
-                only = stream.events[0] if stream.events else None
-                if streaming is not None:
-                    if only is None:  # cancelled: nothing is sent for this request
-                        await _respond(streaming, 202, b"", None)
-                    else:
-                        await _respond(streaming, 200, only, "application/json")
-                return only, False
-        task.add_done_callback(lambda _: stream.close())
-        assert streaming is not None
-        await _stream_events(streaming, stream, 0)
-        return None, True
+            return stream.events[-1] if stream.events else None
+        await self._reply(stream, incoming.task if incoming else None, send, receive, 200)
+        return None
 
-    async def _post_batch(self, session: HttpSession, batch: list[Any], send: Send) -> None:
+    async def _reply(
+        self,
+        stream: Stream,
+        task: asyncio.Future[Any] | None,
+        send: Send,
+        receive: Receive,
+        empty_status: int,
+    ) -> None:
+        """Answer with the one message ``task`` produced as JSON if it sent nothing before
+        it; as soon as it sends more (progress, log messages, requests to the client),
+        switch to SSE. ``task`` done with nothing sent: ``empty_status`` (202 for a batch of
+        notifications; for a cancelled request, an SSE stream that ends without a response).
+        """
+        if task is not None and not task.done():
+            waiter = asyncio.ensure_future(stream._changed.wait())
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if not task.done() and stream.end == 1:
+                await asyncio.sleep(0)  # the first event may be the result of a finishing task
+        if task is None or task.done():
+            stream.close()
+            if stream.end == 1:
+                await _respond(send, 200, stream.events[0], "application/json")
+                return
+            if stream.end == 0 and empty_status == 202:
+                await _respond(send, 202, b"", None)
+                return
+        else:
+            task.add_done_callback(lambda _: stream.close())
+        await _stream_events(send, receive, stream, 0)
+
+    async def _post_batch(
+        self, session: HttpSession, batch: list[Any], receive: Receive, send: Send
+    ) -> None:
+        if session.server.package is None or not session.server.package.accepts_batches:
+            await _respond_error(
+                send, 400, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+            )
+            return
+        if not batch:
+            await _respond_error(send, 400, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
+            return
         stream = session.transport.new_stream()
         token = _current_stream.set(stream)
-        try:
-            await session.engine._receive(json.dumps(batch).encode("utf-8"))
+        try:  # the task, and the handlers it starts, send to this POST's stream
+            task = asyncio.ensure_future(session.engine._receive_batch(batch))
         finally:
             _current_stream.reset(token)
-        stream.close()
-        if stream.events:
-            await _respond(send, 200, b"".join(stream.events), "application/json")
-        else:
-            await _respond(send, 202, b"", None)
+        await self._reply(stream, task, send, receive, 202)
 
     # -- GET and DELETE ---------------------------------------------------------------------
 
-    async def _get(self, headers: dict[str, str], send: Send) -> None:
+    async def _get(
+        self, headers: dict[str, str], principal: Any, receive: Receive, send: Send
+    ) -> None:
         if not _accepts(headers.get("accept", ""), "text/event-stream"):
             await _respond_error(
                 send, 406, RpcError(INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             )
             return
-        session, status, problem = self._session_for(headers)
+        session = await self._open(headers, principal, send)
         if session is None:
-            await _respond_error(send, status, RpcError(INVALID_REQUEST, problem))
             return
+        standalone = session.transport.standalone
+        stream, start = standalone, standalone.end
         last_event = headers.get("last-event-id")
         if last_event:
             stream_id, _, index = last_event.rpartition(".")
-            stream = session.transport.streams.get(stream_id)
-            if stream is None or not index.isdigit():
+            found = session.transport.streams.get(stream_id)
+            if found is None or not index.isdigit():
                 await _respond_error(send, 404, RpcError(INVALID_REQUEST, "Not Found: unknown Last-Event-ID"))
                 return
-            await _stream_events(send, stream, int(index) + 1)
-            return
-        if session.get_connected:
+            stream, start = found, int(index) + 1
+        if stream is standalone and session.get_connected:
             await _respond_error(
                 send, 409, RpcError(INVALID_REQUEST, "Conflict: this session already has a GET stream")
             )
             return
-        session.get_connected = True
-        try:
-            standalone = session.transport.standalone
-            await _stream_events(send, standalone, len(standalone.events))
-        finally:
-            session.get_connected = False
+        with self._serving(session):
+            if stream is not standalone:
+                await _stream_events(send, receive, stream, start)
+                return
+            session.get_connected = True
+            try:
+                await _stream_events(send, receive, stream, start)
+            finally:
+                session.get_connected = False
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        session, status, problem = self._session_for(headers)
+    async def _delete(self, headers: dict[str, str], principal: Any, send: Send) -> None:
+        session = await self._open(headers, principal, send)
         if session is None:
-            await _respond_error(send, status, RpcError(INVALID_REQUEST, problem))
             return
         self._end(session)
         await _respond(send, 200, b"", None)
@@ -474,9 +547,13 @@ class HttpApp:
             incoming.cancelled = True
             incoming.task.cancel()
 
+    def _expired(self, session: HttpSession) -> bool:
+        """Idle (no request in flight, no open stream, no handler running) for too long."""
+        idle_since = time.monotonic() - session.last_seen
+        return idle_since > self.session_idle_timeout and not session.busy()
+
     def _expire_idle(self) -> None:
-        deadline = time.monotonic() - self.session_idle_timeout
-        for session in [s for s in self.sessions.values() if s.last_seen < deadline]:
+        for session in [s for s in self.sessions.values() if self._expired(s)]:
             self._end(session)
 
 
@@ -545,8 +622,34 @@ async def _respond_error(
     await _respond(send, status, encode_error(None, error), "application/json", extra_headers)
 
 
-async def _stream_events(send: Send, stream: Stream, start: int) -> None:
-    """Write ``stream`` as SSE from event ``start`` until it closes."""
+def _error_code(reply: bytes) -> Any:
+    """The error code of an encoded error response (None for anything else)."""
+    try:
+        message = from_json(reply)
+    except ValueError:
+        return None
+    error = message.get("error") if isinstance(message, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return when the client hangs up (the request body has been read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _pump(send: Send, stream: Stream, start: int) -> None:
+    async for event_id, data in stream.follow(start):
+        chunk = b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+async def _stream_events(send: Send, receive: Receive, stream: Stream, start: int) -> None:
+    """Write ``stream`` as SSE from event ``start`` until it closes or the client hangs up.
+
+    A hang-up ends only this HTTP response: the stream itself (and the handler feeding it)
+    goes on, and its events stay replayable with ``Last-Event-ID``.
+    """
     await send(
         {
             "type": "http.response.start",
@@ -558,10 +661,14 @@ async def _stream_events(send: Send, stream: Stream, start: int) -> None:
             ],
         }
     )
+    pump = asyncio.ensure_future(_pump(send, stream, start))
+    hangup = asyncio.ensure_future(_disconnected(receive))
     try:
-        async for event_id, data in stream.follow(start):
-            chunk = b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    except OSError:
-        return
+        await asyncio.wait({pump, hangup}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (pump, hangup):
+            task.cancel()
+        await asyncio.gather(pump, hangup, return_exceptions=True)
+    if pump.cancelled() or pump.exception() is not None:
+        return  # the client is gone (or the server's send failed): nothing more to write
     await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -166,6 +166,9 @@ class HttpClient:
                 connection.close()
                 if attempt == 2:
                     raise
+            except BaseException:  # cancelled while waiting for the answer: never reused
+                connection.close()
+                raise
         raise AssertionError("unreachable")
 
     async def _read_head(self, connection: _Connection) -> Response:
@@ -281,6 +284,16 @@ class HttpClientTransport:
         request_id = _request_id_of(data)
         headers = {"Content-Type": "application/json", **self._session_headers()}
         response = await self.http.request("POST", data, headers)
+        try:
+            await self._handle(response, request_id)
+        except BaseException:
+            # Cancelled (the caller timed out) or broken mid-reply: the connection is in an
+            # unknown state, so it is closed, never reused.
+            response.connection.close()
+            raise
+
+    async def _handle(self, response: Response, request_id: Any) -> None:
+        """Deliver what a POST's response carries."""
         if response.status == 202:
             await response.read()
             self.http.release(response)
@@ -307,10 +320,10 @@ class HttpClientTransport:
         if not self.session_id and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):
-            answered = await self._consume(response, request_id)
+            answered, last_id = await self._consume(response, request_id)
             if request_id is not None and not answered:
                 # Resume in the background: the response may also come on the GET stream.
-                task = asyncio.create_task(self._resume(request_id))
+                task = asyncio.create_task(self._resume(request_id, last_id))
                 self._resumes[request_id] = task
                 task.add_done_callback(lambda _: self._resumes.pop(request_id, None))
             else:
@@ -321,13 +334,16 @@ class HttpClientTransport:
         if body and self.deliver:
             await self.deliver(body)
 
-    async def _consume(self, response: Response, request_id: Any = None) -> bool:
-        """Deliver an SSE reply's messages; True once the response to ``request_id`` came."""
+    async def _consume(
+        self, response: Response, request_id: Any = None, last_id: str | None = None
+    ) -> tuple[bool, str | None]:
+        """Deliver an SSE reply's messages. Returns whether the response to ``request_id``
+        came, and the id of this stream's last event (where a resumption starts)."""
         answered = False
         try:
             async for event_id, data, retry in response.events():
                 if event_id is not None:
-                    self.last_event_id = event_id
+                    last_id = self.last_event_id = event_id
                 if retry is not None:
                     self.retry_ms = retry
                 if data and self.deliver:
@@ -335,12 +351,15 @@ class HttpClientTransport:
                     await self._deliver(data)
                     if answered:  # the stream has served its purpose; do not wait for its end
                         response.connection.close()
-                        return True
+                        return True, last_id
         except (ConnectionError, asyncio.IncompleteReadError):
             response.connection.close()
-            return answered
+            return answered, last_id
+        except BaseException:
+            response.connection.close()
+            raise
         self.http.release(response)  # the stream ended cleanly: the connection is reusable
-        return answered
+        return answered, last_id
 
     async def _deliver(self, data: bytes) -> None:
         """Hand a message to the engine; note responses, so a resumption can stop."""
@@ -353,21 +372,21 @@ class HttpClientTransport:
         assert self.deliver is not None
         await self.deliver(data)
 
-    async def _resume(self, request_id: Any) -> None:
+    async def _resume(self, request_id: Any, last_id: str | None) -> None:
         """The reply stream ended before the response: wait ``retry`` ms, then GET with
-        ``Last-Event-ID`` (2025-11-25 SSE polling) until the response arrives, here or on
-        another stream."""
+        the ``Last-Event-ID`` of that same stream (2025-11-25 SSE polling) until the
+        response arrives, here or on another stream."""
         event = self._answer_events.setdefault(request_id, asyncio.Event())
         if request_id in self._answered:
             event.set()
         try:
             for _attempt in range(10):
-                if self.last_event_id is None:
+                if last_id is None or event.is_set():
                     break
                 await asyncio.sleep(self.retry_ms / 1000)
                 headers = {
                     "Accept": "text/event-stream",
-                    "Last-Event-ID": self.last_event_id,
+                    "Last-Event-ID": last_id,
                     **self._session_headers(),
                 }
                 response = await self.http.request("GET", b"", headers)
@@ -375,14 +394,18 @@ class HttpClientTransport:
                     await response.read()
                     self.http.release(response)
                     break
-                consume = asyncio.ensure_future(self._consume(response, request_id))
+                consume = asyncio.ensure_future(self._consume(response, request_id, last_id))
                 answered = asyncio.ensure_future(event.wait())
                 await asyncio.wait({consume, answered}, return_when=asyncio.FIRST_COMPLETED)
                 answered.cancel()
                 if not consume.done():
                     consume.cancel()
                     response.connection.close()
-                if event.is_set() or (consume.done() and not consume.cancelled() and consume.result()):
+                elif not consume.cancelled() and consume.exception() is None:
+                    done, last_id = consume.result()
+                    if done:
+                        return
+                if event.is_set():
                     return
             logger.warning("the response stream for request %r was lost", request_id)
         finally:
@@ -395,14 +418,17 @@ class HttpClientTransport:
         Returns once the server has answered the GET (or after ``timeout``), so the stream
         is in place before the next request is sent.
         """
-        if self._get_task is None:
-            ready = asyncio.Event()
-            self._get_task = asyncio.create_task(self._get_stream(ready))
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(ready.wait(), timeout)
+        if self._get_task is not None:  # a stream of an earlier session (re-initialize)
+            self._get_task.cancel()
+            await asyncio.gather(self._get_task, return_exceptions=True)
+        ready = asyncio.Event()
+        self._get_task = asyncio.create_task(self._get_stream(ready))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(ready.wait(), timeout)
 
     async def _get_stream(self, ready: asyncio.Event) -> None:
         client = HttpClient(self.http.url, dict(self.http.headers))
+        response: Response | None = None
         try:
             while not self._closed.is_set():
                 headers = {"Accept": "text/event-stream", **self._session_headers()}
@@ -420,6 +446,8 @@ class HttpClientTransport:
             return
         finally:
             ready.set()
+            if response is not None:
+                response.connection.close()  # cancelled mid-stream: never left open
             await client.close()
 
     async def close(self) -> None:

@@ -24,7 +24,7 @@ from .session import (
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 from .stubs import RequestContext
 from .tasks import RELATED_TASK_KEY, TaskStore
-from .tools import ToolSchemas, problems
+from .tools import ToolSchemas
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -129,6 +129,7 @@ class ServerSession(Session):
         self.initialized = False
         self.validate_tools = validate_tools
         self.tool_schemas = ToolSchemas()
+        self._listed = False
         self.handles_tasks = tasks
         self.task_store = TaskStore(self._task_status) if tasks else None
         self.task_builtins = TaskBuiltins(self.task_store) if self.task_store else None
@@ -183,11 +184,10 @@ class ServerSession(Session):
         outputSchema (the tool list comes from the server's own list_tools handler). A tool
         that is not listed goes to the handler unchecked: it decides what "unknown" means."""
         name = params.get("name") if isinstance(params, dict) else None
-        if isinstance(name, str) and name not in self.tool_schemas.tools:
+        if isinstance(name, str) and name not in self.tool_schemas.tools and not self._listed:
             await self._load_tool_schemas()
         if isinstance(name, str) and name in self.tool_schemas.tools:
-            validator = self.tool_schemas.validator(name, "inputSchema")
-            found = problems(validator, params.get("arguments") or {}) if validator else []
+            found = self.tool_schemas.check(name, "inputSchema", params.get("arguments") or {})
             if found:
                 message = f"Invalid arguments for tool {name}: " + "; ".join(found)
                 assert self.package is not None
@@ -200,6 +200,7 @@ class ServerSession(Session):
         return result
 
     async def _load_tool_schemas(self) -> None:
+        self._listed = True  # once; a tools/list served later refreshes the schemas
         handler = self.handler("list_tools")
         if handler is None or self.package is None:
             return
@@ -214,14 +215,15 @@ class ServerSession(Session):
                 return
 
     def _check_structured_output(self, name: str, result: Any) -> None:
-        validator = self.tool_schemas.validator(name, "outputSchema")
+        if self.tool_schemas.tools.get(name, {}).get("outputSchema") is None:
+            return
         wire = to_wire(result)
-        if validator is None or not isinstance(wire, dict) or wire.get("isError"):
+        if not isinstance(wire, dict) or wire.get("isError"):
             return
         if "structuredContent" not in wire:
             logger.error("tool %s declares an outputSchema but returned no structuredContent", name)
             raise RpcError(INTERNAL_ERROR, "Internal error")
-        found = problems(validator, wire["structuredContent"])
+        found = self.tool_schemas.check(name, "outputSchema", wire["structuredContent"])
         if found:
             logger.error("tool %s: structuredContent breaks its outputSchema: %s", name, found)
             raise RpcError(INTERNAL_ERROR, "Internal error")

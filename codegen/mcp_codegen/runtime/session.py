@@ -176,6 +176,11 @@ def validate_any_result(spec: Any, raw: Any) -> Any:
         raise
 
 
+def _holds_models(params: Mapping[str, Any]) -> bool:
+    """Whether params need :func:`plain` (a model, or a list that may hold models)."""
+    return any(isinstance(value, BaseModel | list | tuple) for value in params.values())
+
+
 def describe(error: ValidationError) -> str:
     """A short, user-facing summary of a pydantic validation error."""
     parts = []
@@ -384,23 +389,38 @@ class Session:
     ) -> Any:
         negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
-        wire = to_wire(negotiated.validate_params(plain(params) if params else None))
+        wire = plain(params) if params and _holds_models(params) else params
+        negotiated.validate_params(wire)  # refuse bad params here; send them as given
         assert self.engine is not None
         request_id = self.engine.new_request_id()
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        limit = timeout if timeout is not None else self.request_timeout
+        timer = asyncio.get_running_loop().call_later(limit, expire)
         try:
-            raw = await asyncio.wait_for(
-                self.engine.request(spec.method, wire, request_id=request_id),
-                timeout if timeout is not None else self.request_timeout,
-            )
-        except (asyncio.TimeoutError, asyncio.CancelledError) as stopped:
-            reason = "timed out" if isinstance(stopped, asyncio.TimeoutError) else "cancelled"
+            raw = await self.engine.request(spec.method, wire, request_id=request_id)
+        except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 await asyncio.shield(
                     self.engine.notify(
-                        "notifications/cancelled", {"requestId": request_id, "reason": reason}
+                        "notifications/cancelled",
+                        {"requestId": request_id, "reason": "timed out" if expired else "cancelled"},
                     )
                 )
+            if expired:
+                if hasattr(task, "uncancel"):
+                    task.uncancel()
+                raise asyncio.TimeoutError(f"{spec.method} timed out after {limit} s") from None
             raise
+        finally:
+            timer.cancel()
         return validate_any_result(self.own_spec(negotiated, "request"), raw)
 
     async def send_notification(
@@ -408,7 +428,8 @@ class Session:
     ) -> None:
         negotiated: NotificationSpec = self._negotiated(spec.method, "notification")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "notification")
-        wire = to_wire(negotiated.validate_params(plain(params) if params else None))
+        wire = plain(params) if params and _holds_models(params) else params
+        negotiated.validate_params(wire)
         assert self.engine is not None
         await self.engine.notify(spec.method, wire)
 

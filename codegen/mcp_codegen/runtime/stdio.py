@@ -135,7 +135,9 @@ async def server_transport(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -
 def _pipe_like(fd: int) -> bool:
     """Whether asyncio's pipe transports take ``fd`` (they refuse regular files)."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    # A character device is pollable only if it is a terminal: Linux refuses to poll
+    # /dev/null, so `server < /dev/null` would never see its end of input.
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:

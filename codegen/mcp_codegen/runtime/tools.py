@@ -6,7 +6,7 @@ Validation uses jsonschema (imported on first use), with the dialect a schema de
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -37,24 +37,83 @@ def problems(validator: Validator, instance: Any, limit: int = 5) -> list[str]:
     ]
 
 
+_PRIMITIVE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+}
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$schema"})
+
+
+def simple_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """A plain-Python validity test for the common tool schema (an object of primitive
+    properties, ``required``, ``additionalProperties``), or None for anything richer.
+    It only says valid/invalid; jsonschema still words the errors."""
+    if schema.get("type") != "object" or set(schema) - _ANNOTATIONS - {
+        "type", "properties", "required", "additionalProperties"
+    }:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    closed = schema.get("additionalProperties", True) is False
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    checks: dict[str, Callable[[Any], bool]] = {}
+    for name, prop in properties.items():
+        if not isinstance(prop, dict) or set(prop) - _ANNOTATIONS - {"type"}:
+            return None
+        check = _PRIMITIVE_CHECKS.get(prop.get("type", ""))
+        if check is None:
+            return None
+        checks[name] = check
+
+    def valid(instance: Any) -> bool:
+        if not isinstance(instance, dict) or any(key not in instance for key in required):
+            return False
+        for key, value in instance.items():
+            check = checks.get(key)
+            if check is None:
+                if closed:
+                    return False
+            elif not check(value):
+                return False
+        return True
+
+    return valid
+
+
 class ToolSchemas:
     """Input and output schemas of the tools a server lists, compiled once each."""
 
     def __init__(self) -> None:
         self.tools: dict[str, dict[str, Any]] = {}
-        self._compiled: dict[tuple[str, str], Validator] = {}
+        self._compiled: dict[tuple[str, ...], Any] = {}
 
     def update(self, tools: Iterable[Any]) -> None:
         """Record the tools of a ``tools/list`` page (models or wire dicts)."""
         for tool in tools:
             plain = _plain(tool)
             self.tools[plain["name"]] = plain
-            self._compiled.pop((plain["name"], "inputSchema"), None)
-            self._compiled.pop((plain["name"], "outputSchema"), None)
+            for which in ("inputSchema", "outputSchema"):
+                self._compiled.pop((plain["name"], which), None)
+                self._compiled.pop((plain["name"], which, "simple"), None)
 
     def clear(self) -> None:
         self.tools.clear()
         self._compiled.clear()
+
+    def check(self, name: str, which: str, instance: Any) -> list[str]:
+        """Problems of ``instance`` against the tool's ``which`` schema (none: valid)."""
+        key = (name, which, "simple")
+        if key not in self._compiled:
+            schema = self.tools.get(name, {}).get(which)
+            self._compiled[key] = simple_check(schema) if isinstance(schema, dict) else None
+        fast = self._compiled[key]
+        if fast is not None and fast(instance):
+            return []
+        validator = self.validator(name, which)
+        return problems(validator, instance) if validator is not None else []
 
     def validator(self, name: str, which: str) -> Validator | None:
         """The compiled ``inputSchema``/``outputSchema`` of tool ``name``, if it has one."""

@@ -1,0 +1,47 @@
+"""Serve an ASGI app under uvicorn on 127.0.0.1, on a free port (shared by both peers).
+
+The socket is bound here to port 0 and handed to uvicorn, so there is no race for the port;
+``PORT <n>`` is printed on stdout once uvicorn has started. Both servers get the same uvicorn
+settings: the ``httptools`` HTTP parser, the asyncio loop, no access log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from typing import Any
+
+
+def serve_on_free_port(app: Any) -> None:
+    import uvicorn
+
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says
+    # TCP, and accepted sockets inherit it; with proto 0, Nagle + delayed ACK would add
+    # ~40 ms to every keep-alive response written in two parts (headers, then body).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        loop="asyncio",
+        http="httptools",
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            if task.done():
+                task.result()
+                return
+            await asyncio.sleep(0.01)
+        print(f"PORT {port}", flush=True)
+        await task
+
+    asyncio.run(run())
+    sys.stdout.flush()
