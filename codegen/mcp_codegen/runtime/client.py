@@ -99,6 +99,9 @@ class ClientSession(Session):
         """The tools listed so far as function-calling definitions (see ``tools.as_functions``)."""
         return as_functions(self.tool_schemas.tools.values())
 
+    def negotiated(self) -> None:
+        """Hook run once the revision is known, before ``notifications/initialized``."""
+
     @property
     def protocol_version(self) -> str | None:
         """The negotiated revision (None before the handshake)."""
@@ -129,6 +132,7 @@ class ClientSession(Session):
         self.server_info = to_wire(result.server_info) or {}
         self.instructions = getattr(result, "instructions", None)
         self.peer = self.client
+        self.negotiated()
         await self.engine.notify(INITIALIZED)
         return result
 
@@ -189,26 +193,49 @@ class HttpClientSession(ClientSession):
     forgotten the session (404), then retries the request."""
 
     transport: Any = None
+    _reinitializing: asyncio.Task[Any] | None = None
+
+    def negotiated(self) -> None:
+        self.transport.protocol_version = self.protocol_version
 
     async def initialize(self) -> Any:
         result = await super().initialize()
-        self.transport.protocol_version = self.protocol_version
         await self.transport.start_get_stream()  # server-initiated messages arrive there
         return result
+
+    async def _reinitialize(self, expired_session: str | None) -> None:
+        """One new handshake however many calls saw the 404 at once."""
+        running = self._reinitializing
+        if running is None or running.done():
+            if self.transport.session_id != expired_session:
+                return  # another call already re-initialized
+            self.transport.session_id = None
+            self.transport.protocol_version = None
+            self.package = None
+            running = self._reinitializing = asyncio.ensure_future(self.initialize())
+        await asyncio.shield(running)
 
     async def send_request(
         self, spec: Any, params: Any, timeout: float | None = None
     ) -> Any:
         from .http_client import SessionExpired
 
+        session_id = self.transport.session_id
         try:
             return await super().send_request(spec, params, timeout)
         except SessionExpired:
-            self.transport.session_id = None
-            self.transport.protocol_version = None
-            self.package = None
-            await self.initialize()
+            await self._reinitialize(session_id)
             return await super().send_request(spec, params, timeout)
+
+    async def send_notification(self, spec: Any, params: Any) -> None:
+        from .http_client import SessionExpired
+
+        session_id = self.transport.session_id
+        try:
+            await super().send_notification(spec, params)
+        except SessionExpired:
+            await self._reinitialize(session_id)
+            await super().send_notification(spec, params)
 
 
 @contextlib.asynccontextmanager

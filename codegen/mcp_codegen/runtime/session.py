@@ -78,8 +78,17 @@ class ProtocolPackage:
         return "JSONRPCBatchRequest" in self.models.__all__
 
     def log_levels(self) -> tuple[str, ...]:
-        """The schema's ``LoggingLevel`` values, least severe first."""
+        """The schema's ``LoggingLevel`` values (in the schema's order, not by severity)."""
         return tuple(typing.get_args(self.models.LoggingLevel.__value__))
+
+
+# RFC 5424 severities, least severe first: the order MCP's log levels follow.
+SEVERITY = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def severity(level: str) -> int:
+    """Rank of a log level (unknown levels rank as the most severe)."""
+    return SEVERITY.index(level) if level in SEVERITY else len(SEVERITY)
 
 
 def package_of(handlers: object) -> ModuleType:
@@ -457,8 +466,7 @@ class Session:
     ) -> None:
         if self.engine is None or self.package is None or self.log_level is None:
             return
-        levels = self.package.log_levels()
-        if level not in levels or levels.index(level) < levels.index(self.log_level):
+        if level not in self.package.log_levels() or severity(level) < severity(self.log_level):
             return
         if not has_capability(self.own_capabilities, ("logging",)):
             return
