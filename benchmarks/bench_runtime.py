@@ -899,13 +899,14 @@ def render(report: Mapping[str, Any]) -> str:
     ]
     if "inprocess" in report:
         notes.append(
-            f"in-process: ours = {report['inprocess']['ours_path']} (framed bytes through "
-            "asyncio queues, both engines and sessions); SDK = InMemoryTransport + ClientSession "
+            f"in-process: ours = {report['inprocess']['ours_path']} (JSON bytes handed "
+            "straight to the other engine, both engines and sessions); SDK = InMemoryTransport + ClientSession "
             "(SessionMessage objects through anyio memory streams, no serialisation)"
         )
     notes.append(
         "per call, our server also validates the tool arguments against the inputSchema "
-        "(jsonschema; the SDK's low-level server does not in the handshake era)"
+        "(a plain-Python check for simple schemas, else jsonschema; the SDK's low-level "
+        "server does not in the handshake era)"
     )
     paired_notes = [
         f"{key} {heads[f'{key}_calls_s']['paired_ratio']:.2f}x"
