@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError
+from .names import snake_case
 from .runtime.spec import Direction, Era, Gate
 from .rewrite import definitions_key, ref_name
 
@@ -36,7 +37,6 @@ ROLE_UNIONS = {
     "ServerNotification": ("notification", "server"),
 }
 HANDSHAKE_METHOD = "initialize"
-SNAKE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
 def handler_name(type_name: str, suffix: str) -> str:
     """``CallToolRequest`` -> ``call_tool``; ``ProgressNotification`` -> ``progress``."""
     base = type_name[: -len(suffix)] if type_name.endswith(suffix) else type_name
-    return SNAKE_BOUNDARY.sub("_", base).lower()
+    return snake_case(base)
 
 
 def _role_members(defs: dict[str, Any]) -> dict[str, tuple[str, frozenset[str]]]:

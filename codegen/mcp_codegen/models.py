@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError
+from .names import snake_case
 from .rewrite import rewrite_for_models
 
 MODEL_BASE_CLASS = "mcp_codegen.runtime.model.MCPModel"
 # Python names for wire keys that snake-casing renders badly.
 FIXED_ALIASES = {"_meta": "meta", "$schema": "schema_"}
-SNAKE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,6 @@ def field_aliases(document: dict[str, Any]) -> dict[str, str]:
             clash = short[key] in taken or list(short.values()).count(short[key]) > 1
             aliases[key] = snake_case(re.sub(r"[./-]", "_", key)) if clash else short[key]
     return dict(sorted(aliases.items()))
-
-
-def snake_case(name: str) -> str:
-    """``listChanged`` -> ``list_changed``; ``CallTool`` -> ``call_tool``."""
-    return SNAKE_BOUNDARY.sub("_", name).lower()
 
 
 def strip_generator_header(code: str) -> str:
