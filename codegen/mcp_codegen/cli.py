@@ -6,6 +6,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -55,23 +56,10 @@ EXIT_INTERNAL = 3
 )
 @click.option("--offline", is_flag=True, help="Never download a pinned schema.")
 @click.option("--tool-version", is_flag=True, help="Print mcp-codegen's own version and exit.")
-def main(
-    revision: str | None,
-    all_revisions: bool,
-    list_revisions: bool,
-    out: Path | None,
-    check: bool,
-    schema_file: Path | None,
-    schema_dir: Path | None,
-    offline: bool,
-    tool_version: bool,
-) -> None:
+def main(**options: Any) -> None:
     """Generate typed Python packages from the official MCP schema."""
     try:
-        code = run(
-            revision, all_revisions, list_revisions, out, check, schema_file, schema_dir,
-            offline, tool_version,
-        )
+        code = run(**options)
     except CodegenError as error:
         click.echo(f"error: {error.problem}\n  fix: {error.fix}", err=True)
         code = EXIT_BAD_INPUT
@@ -88,6 +76,7 @@ def main(
 
 
 def run(
+    *,
     revision: str | None,
     all_revisions: bool,
     list_revisions: bool,

@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import CodegenError
 from .names import snake_case
-from .rewrite import rewrite_for_models
+from .rewrite import rewrite_for_models, walk_schemas
 
 MODEL_BASE_CLASS = "mcp_codegen.runtime.model.MCPModel"
 # Python names for wire keys that snake-casing renders badly.
@@ -122,7 +122,7 @@ def field_aliases(document: dict[str, Any]) -> dict[str, str]:
     the prefix would collide inside one object, the full snake-cased key is used instead.
     """
     aliases = dict(FIXED_ALIASES)
-    for node in _objects(document):
+    for node in (n for n in walk_schemas(document) if isinstance(n.get("properties"), dict)):
         keys = [key for key in node["properties"] if "/" in key]
         short = {key: snake_case(key.rsplit("/", 1)[1]) for key in keys}
         taken = {snake_case(key) for key in node["properties"] if "/" not in key}
@@ -262,17 +262,3 @@ def _alias_target(node: ast.stmt) -> str | None:
         ):
             return target.id
     return None
-
-
-def _objects(node: Any) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
-            if isinstance(current.get("properties"), dict):
-                found.append(current)
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
-    return found

@@ -121,7 +121,7 @@ def clean_doc_links(document: JSONObject) -> None:
         label = label if label.startswith("`") else f"`{label}`"
         return f"{label} ({target})"
 
-    for node in _walk(document):
+    for node in walk_schemas(document):
         description = node.get("description")
         if isinstance(description, str) and "{@link" in description:
             node["description"] = DOC_LINK.sub(replace, description)
@@ -137,14 +137,14 @@ def empty_objects_as_maps(document: JSONObject) -> None:
 
 def open_objects(document: JSONObject) -> None:
     """``additionalProperties: {}`` beside ``properties`` becomes ``true`` (same meaning)."""
-    for node in _walk(document):
+    for node in walk_schemas(document):
         if "properties" in node and node.get("additionalProperties") == {}:
             node["additionalProperties"] = True
 
 
 def widen_number(document: JSONObject) -> None:
     """``type: number`` becomes ``[integer, number]`` so ``50`` round-trips as ``50``."""
-    for node in _walk(document):
+    for node in walk_schemas(document):
         if node.get("type") == "number":
             node["type"] = ["integer", "number"]
 
@@ -222,7 +222,7 @@ def name_mixed_unions(document: JSONObject) -> None:
         if isinstance(schema.get("anyOf"), list)
         and all(ref_name(branch) for branch in schema["anyOf"])
     }
-    for node in _walk(document):
+    for node in walk_schemas(document):
         branches = node.get("anyOf")
         if not isinstance(branches, list):
             continue
@@ -241,7 +241,7 @@ def name_mixed_unions(document: JSONObject) -> None:
 def add_discriminators(document: JSONObject) -> None:
     """Mark every ``anyOf`` whose branches all require a property with distinct consts."""
     defs = document[definitions_key(document)]
-    for node in _walk(document):
+    for node in walk_schemas(document):
         branches = node.get("anyOf")
         if not isinstance(branches, list) or len(branches) < 2:
             continue
@@ -275,7 +275,7 @@ def _resolve(defs: JSONObject, node: Any) -> JSONObject | None:
     return None
 
 
-def _walk(node: Any) -> Iterator[JSONObject]:
+def walk_schemas(node: Any) -> Iterator[JSONObject]:
     """Every schema object in the document, depth first.
 
     Values of data keywords (``const``, ``default``, ``enum``, ``examples``) are instance
@@ -284,7 +284,7 @@ def _walk(node: Any) -> Iterator[JSONObject]:
     """
     if isinstance(node, list):
         for item in node:
-            yield from _walk(item)
+            yield from walk_schemas(item)
     elif isinstance(node, dict):
         yield node
         for key, value in node.items():
@@ -292,9 +292,9 @@ def _walk(node: Any) -> Iterator[JSONObject]:
                 continue
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 for schema in value.values():
-                    yield from _walk(schema)
+                    yield from walk_schemas(schema)
             else:
-                yield from _walk(value)
+                yield from walk_schemas(value)
 
 
 def _canonical(schema: JSONObject, drop: tuple[str, ...] = ()) -> str:

@@ -223,20 +223,6 @@ def _response_id(data: bytes) -> Any:
     return None
 
 
-def _answers(data: bytes, request_id: Any) -> bool:
-    if request_id is None:
-        return False
-    try:
-        message = from_json(data)
-    except ValueError:
-        return False
-    return (
-        isinstance(message, dict)
-        and message.get("id") == request_id
-        and ("result" in message or "error" in message)
-    )
-
-
 class HttpClientTransport:
     """The client side of Streamable HTTP as an engine transport.
 
@@ -281,19 +267,19 @@ class HttpClientTransport:
 
     async def send(self, data: bytes) -> None:
         """POST one message; deliver what comes back; resume a broken SSE reply via GET."""
-        request_id = _request_id_of(data)
         headers = {"Content-Type": "application/json", **self._session_headers()}
         response = await self.http.request("POST", data, headers)
         try:
-            await self._handle(response, request_id)
+            await self._handle(response, data)
         except BaseException:
             # Cancelled (the caller timed out) or broken mid-reply: the connection is in an
             # unknown state, so it is closed, never reused.
             response.connection.close()
             raise
 
-    async def _handle(self, response: Response, request_id: Any) -> None:
-        """Deliver what a POST's response carries."""
+    async def _handle(self, response: Response, sent: bytes) -> None:
+        """Deliver what a POST's response carries (the id of the request ``sent`` is read
+        only when the reply needs it: an error body or an SSE stream)."""
         if response.status == 202:
             await response.read()
             self.http.release(response)
@@ -304,6 +290,7 @@ class HttpClientTransport:
             self.http.release(response)
             if response.status == 404 and self.session_id:
                 raise SessionExpired(response.status, body)
+            request_id = _request_id_of(sent)
             if (
                 content_type.startswith("application/json")
                 and request_id is not None
@@ -320,6 +307,7 @@ class HttpClientTransport:
         if not self.session_id and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):
+            request_id = _request_id_of(sent)
             answered, last_id = await self._consume(response, request_id)
             if request_id is not None and not answered:
                 # Resume in the background: the response may also come on the GET stream.
@@ -347,8 +335,8 @@ class HttpClientTransport:
                 if retry is not None:
                     self.retry_ms = retry
                 if data and self.deliver:
-                    answered = answered or _answers(data, request_id)
-                    await self._deliver(data)
+                    responded = await self._deliver(data)
+                    answered = answered or (request_id is not None and responded == request_id)
                     if answered:  # the stream has served its purpose; do not wait for its end
                         response.connection.close()
                         return True, last_id
@@ -361,8 +349,9 @@ class HttpClientTransport:
         self.http.release(response)  # the stream ended cleanly: the connection is reusable
         return answered, last_id
 
-    async def _deliver(self, data: bytes) -> None:
-        """Hand a message to the engine; note responses, so a resumption can stop."""
+    async def _deliver(self, data: bytes) -> Any:
+        """Hand a message to the engine; note responses, so a resumption can stop.
+        Returns the id the message answers (None unless it is a response)."""
         answered = _response_id(data)
         if answered is not None:
             self._answered.add(answered)
@@ -371,6 +360,7 @@ class HttpClientTransport:
                 event.set()
         assert self.deliver is not None
         await self.deliver(data)
+        return answered
 
     async def _resume(self, request_id: Any, last_id: str | None) -> None:
         """The reply stream ended before the response: wait ``retry`` ms, then GET with

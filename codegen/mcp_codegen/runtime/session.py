@@ -14,7 +14,7 @@ import contextlib
 import importlib
 import logging
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -68,9 +68,6 @@ class ProtocolPackage:
             dispatch=importlib.import_module(f"{name}.dispatch"),
             models=importlib.import_module(f"{name}.models"),
         )
-
-    def side_module(self, side: str) -> ModuleType:
-        return importlib.import_module(f"{self.module.__name__}.{side}")
 
     @property
     def accepts_batches(self) -> bool:
@@ -259,9 +256,6 @@ class Session:
         """The built-in for ``name`` if the runtime owns it, else the user's override."""
         builtin = getattr(self.builtins, name, None)
         return builtin if builtin is not None else self._user_handler(name)
-
-    def implemented(self, names: Iterable[str]) -> set[str]:
-        return {name for name in names if self.handler(name) is not None}
 
     def derive_capabilities(self, package: ProtocolPackage, list_changed: Iterable[str]) -> None:
         """Declare exactly what this side's handlers (and the built-ins) can serve."""
@@ -495,9 +489,3 @@ class CommonBuiltins:
             outcome = callback(params)
             if asyncio.iscoroutine(outcome):
                 await outcome
-
-
-def supported_versions(packages: Sequence[ProtocolPackage]) -> list[str]:
-    """Revisions newest first."""
-    return sorted((p.version for p in packages), reverse=True)
-
