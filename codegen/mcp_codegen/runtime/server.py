@@ -12,11 +12,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Engine, RequestId, RpcError
+from .modern import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
+)
 from .session import (
     CommonBuiltins,
     ProtocolPackage,
     Session,
     describe,
+    has_capability,
     may_answer_with_task,
     package_of,
     to_wire,
@@ -33,6 +40,9 @@ PING = "ping"
 LIST_TOOLS = "tools/list"
 CALL_TOOL = "tools/call"
 TASK_STATUS = "notifications/tasks/status"
+SUBSCRIBE = "resources/subscribe"
+UNSUBSCRIBE = "resources/unsubscribe"
+RESOURCE_UPDATED = "notifications/resources/updated"
 # From this revision on, invalid tool arguments are a tool error result, not -32602.
 ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
 
@@ -112,6 +122,7 @@ class ServerSession(Session):
         list_changed: Iterable[str] = (),
         validate_tools: bool = True,
         tasks: bool = False,
+        changes: Any = None,
     ) -> None:
         own = package_of(handlers)
         self.packages = (
@@ -133,6 +144,26 @@ class ServerSession(Session):
         self.handles_tasks = tasks
         self.task_store = TaskStore(self._task_status) if tasks else None
         self.task_builtins = TaskBuiltins(self.task_store) if self.task_store else None
+        self.subscribed_uris: set[str] = set()
+        self._unsubscribe = changes.subscribe(self._on_change) if changes is not None else None
+
+    def close(self) -> None:
+        """Stop receiving server-wide changes (the connection or session ended)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _on_change(self, method: str, params: dict[str, Any]) -> None:
+        """A server-wide change (see ``ChangeFeed``): forward it if this session declared
+        the capability (and, for ``resources/updated``, subscribed to the resource)."""
+        package, engine = self.package, self.engine
+        if package is None or engine is None or method not in package.dispatch.NOTIFICATIONS:
+            return
+        if method == RESOURCE_UPDATED and params.get("uri") not in self.subscribed_uris:
+            return
+        spec = package.dispatch.NOTIFICATIONS[method]
+        if all(has_capability(self.own_capabilities, gate.path) for gate in spec.gates):
+            self.spawn(engine.notify(method, params or None))
 
     def handler(self, name: str) -> Any:
         """Task built-ins exist only with ``tasks=True``; then the runtime owns them."""
@@ -156,7 +187,8 @@ class ServerSession(Session):
                 return {}
             raise RpcError(
                 INVALID_REQUEST,
-                f"Invalid Request: {method} before initialize; send initialize first",
+                f"Invalid Request: {method} before initialize; send initialize first "
+                f"(or, in 2026-07-28, name the version in params._meta[{PROTOCOL_VERSION_KEY!r}])",
             )
         if method == INITIALIZE:
             raise RpcError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
@@ -172,12 +204,45 @@ class ServerSession(Session):
         return await self._serve(method, params, request_id)
 
     async def _serve(self, method: str, params: Any, request_id: RequestId) -> Any:
+        if self._synthesize_meta:
+            params = self._with_modern_meta(params)
         if method == CALL_TOOL and self.validate_tools:
             return await self._call_tool(params, request_id)
         result = await super().on_request(method, params, request_id)
         if method == LIST_TOOLS:
             self.tool_schemas.update(to_wire(result).get("tools", []))
+        elif method in (SUBSCRIBE, UNSUBSCRIBE) and isinstance(params, dict):
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                if method == SUBSCRIBE:
+                    self.subscribed_uris.add(uri)
+                else:
+                    self.subscribed_uris.discard(uri)
         return result
+
+    @property
+    def _synthesize_meta(self) -> bool:
+        """Handlers typed with a stateless-era revision serving a handshake session expect
+        the per-request ``_meta`` of their era: the runtime fills it from the session."""
+        own, package = self.own_package, self.package
+        return own is not None and package is not None and own.era != package.era == "handshake"
+
+    def _with_modern_meta(self, params: Any) -> Any:
+        assert self.package is not None
+        params = dict(params) if isinstance(params, dict) else {}
+        meta = dict(params.get("_meta") or {})
+        meta.setdefault(PROTOCOL_VERSION_KEY, self.package.version)
+        meta.setdefault(CLIENT_CAPABILITIES_KEY, self.peer_capabilities)
+        if self.client_info:
+            meta.setdefault(CLIENT_INFO_KEY, self.client_info)
+        if self.log_level is not None:
+            meta.setdefault(LOG_LEVEL_KEY, self.log_level)
+        params["_meta"] = meta
+        return params
+
+    def _list_params(self, cursor: str | None) -> Any:
+        params: dict[str, Any] | None = {"cursor": cursor} if cursor else None
+        return self._with_modern_meta(params) if self._synthesize_meta else params
 
     async def _call_tool(self, params: Any, request_id: RequestId) -> Any:
         """Check arguments against the tool's inputSchema, and structured output against its
@@ -204,10 +269,10 @@ class ServerSession(Session):
         handler = self.handler("list_tools")
         if handler is None or self.package is None:
             return
-        spec = self.package.dispatch.REQUESTS[LIST_TOOLS]
+        spec = self.own_spec(self.package.dispatch.REQUESTS[LIST_TOOLS], "request")
         cursor = None
         for _page in range(100):
-            params = spec.validate_params({"cursor": cursor} if cursor else None)
+            params = spec.validate_params(self._list_params(cursor))
             listed = to_wire(await handler(params, self.context(None, None)))
             self.tool_schemas.update(listed.get("tools", []))
             cursor = listed.get("nextCursor")
@@ -262,15 +327,24 @@ async def serve(
     transport: Any,
     **options: Any,
 ) -> None:
-    """Serve one connection until the transport ends."""
-    session = ServerSession(handlers, **options)
+    """Serve one connection until the transport ends: handshake-era sessions (started by
+    ``initialize``) and stateless 2026-07-28 requests, as the generated packages allow."""
+    from .stateless import build_router
+
+    router = build_router(handlers, **options)
+    legacy = router.legacy
     engine = Engine(
         transport,
-        session,
-        accept_batches=lambda: session.package is not None and session.package.accepts_batches,
+        router,
+        accept_batches=lambda: legacy is not None
+        and legacy.package is not None
+        and legacy.package.accepts_batches,
     )
-    session.engine = engine
-    await engine.run()
+    router.attach(engine)
+    try:
+        await engine.run()
+    finally:
+        router.close()
 
 
 async def serve_stdio(

@@ -1,0 +1,802 @@
+"""The stateless era (2026-07-28) on the server: every request describes itself.
+
+No handshake and no session: each request's ``_meta`` carries the protocol version and the
+client's capabilities, and nothing is remembered between requests. The same handler object
+that serves handshake-era sessions serves these requests:
+
+* ``ctx.peer.create_message(...)`` / ``elicit`` / ``list_roots`` inside ``tools/call``,
+  ``resources/read`` or ``prompts/get`` become a multi round-trip request: the handler is
+  unwound, the client gets an ``InputRequiredResult`` whose ``requestState`` is sealed
+  (HMAC, bound to the method, the tool/prompt/resource, the principal, an expiry), and when
+  the client retries with ``inputResponses`` the handler runs again and each such call
+  returns its answer. Code before the first unanswered call therefore runs once per round.
+* ``ctx.report_progress`` and ``ctx.log`` go on the request's own stream (log messages only
+  when the request set a log level).
+* list_changed and ``resources/updated`` notifications go to ``subscriptions/listen``
+  streams through a :class:`ChangeFeed`, filtered by what each stream opted into.
+* Results get ``resultType``, caching hints (``ttlMs``/``cacheScope``) and ``serverInfo``
+  in ``_meta`` when the handler left them out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+
+from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError
+from .modern import (
+    ACKNOWLEDGED,
+    CLIENT_CAPABILITIES_KEY,
+    COMPLETE,
+    DISCOVER,
+    INPUT_REQUEST_METHODS,
+    INPUT_REQUIRED,
+    INPUT_REQUIRED_METHODS,
+    LOG_LEVEL_KEY,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    NAME_PARAM,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from .server import ServerSession
+from .session import (
+    CapabilityError,
+    ProtocolPackage,
+    declare,
+    describe,
+    has_capability,
+    package_of,
+    plain,
+    severity,
+    to_wire,
+    validate_any_result,
+)
+from .stubs import RequestContext
+
+logger = logging.getLogger("mcp_codegen.runtime")
+
+#: Environment variable holding the key that seals ``requestState`` (shared by workers).
+STATE_KEY_ENV = "MCP_REQUEST_STATE_KEY"
+DEFAULT_STATE_TTL = 600.0
+#: Short names of input requests, used in ``inputRequests`` keys (``sampling-1``).
+INPUT_KIND = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
+#: listen filter field -> (notification method, server capability that must be declared)
+LIST_CHANGED_FILTERS = {
+    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
+    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+    "resourcesListChanged": (
+        "notifications/resources/list_changed",
+        ("resources", "listChanged"),
+    ),
+}
+RESOURCE_UPDATED = "notifications/resources/updated"
+CHANGE_NOTIFICATIONS = frozenset(
+    [method for method, _ in LIST_CHANGED_FILTERS.values()] + [RESOURCE_UPDATED]
+)
+
+Emit = Callable[[str, Any], Awaitable[None]]
+
+
+class InputRequired(BaseException):
+    """Unwinds a handler that asked the client for input it has not given yet.
+
+    A BaseException, like cancellation, so ``except Exception`` in handler code does not
+    swallow it.
+    """
+
+
+# -- requestState ---------------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class StateSealer:
+    """Seals ``requestState`` so a client can carry it but not change it.
+
+    The key comes from ``key``, else the ``MCP_REQUEST_STATE_KEY`` environment variable,
+    else a random per-process key. Several workers behind one endpoint must share a key
+    (set the variable), or a retry that lands on another worker is rejected.
+    """
+
+    def __init__(self, key: bytes | str | None = None, ttl: float = DEFAULT_STATE_TTL) -> None:
+        if key is None:
+            key = os.environ.get(STATE_KEY_ENV) or secrets.token_bytes(32)
+        self.key = key.encode("utf-8") if isinstance(key, str) else key
+        self.ttl = ttl
+
+    def seal(self, payload: Mapping[str, Any]) -> str:
+        body = _b64(json.dumps({**payload, "x": int(time.time() + self.ttl)},
+                               separators=(",", ":")).encode("utf-8"))
+        return body + "." + _b64(hmac.new(self.key, body.encode("ascii"), hashlib.sha256).digest())
+
+    def open(self, token: Any) -> dict[str, Any]:
+        """The payload of a sealed state; RpcError(-32602) if it was altered or expired."""
+        body, _, tag = token.partition(".") if isinstance(token, str) else ("", "", "")
+        expected = _b64(hmac.new(self.key, body.encode("ascii", "replace"), hashlib.sha256).digest())
+        if not body or not hmac.compare_digest(tag, expected):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: requestState failed its integrity check; "
+                "retry the request without requestState and inputResponses",
+            )
+        payload = json.loads(_unb64(body))
+        if not isinstance(payload, dict) or payload.get("x", 0) < time.time():
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: requestState has expired; "
+                "retry the request without requestState and inputResponses",
+            )
+        return payload
+
+
+def principal_tag(principal: Any) -> str | None:
+    """A short, stable fingerprint of an authenticated principal (None: anonymous)."""
+    if principal is None:
+        return None
+    return hashlib.sha256(repr(principal).encode("utf-8")).hexdigest()[:16]
+
+
+# -- change feed ----------------------------------------------------------------------------
+
+
+class ChangeFeed:
+    """Server-wide change notifications (list_changed, ``resources/updated``).
+
+    Publish here; every ``subscriptions/listen`` stream that opted in receives it (2026-07-28),
+    and so does every handshake-era session that declared the capability.
+    """
+
+    def __init__(self) -> None:
+        self._listeners: set[Callable[[str, dict[str, Any]], None]] = set()
+
+    def subscribe(self, listener: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``listener(method, params)`` for each change; returns the unsubscribe."""
+        self._listeners.add(listener)
+        return lambda: self._listeners.discard(listener)
+
+    def publish(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        for listener in list(self._listeners):
+            listener(method, dict(params or {}))
+
+    def tools_changed(self) -> None:
+        self.publish("notifications/tools/list_changed")
+
+    def prompts_changed(self) -> None:
+        self.publish("notifications/prompts/list_changed")
+
+    def resources_changed(self) -> None:
+        self.publish("notifications/resources/list_changed")
+
+    def resource_updated(self, uri: str) -> None:
+        self.publish(RESOURCE_UPDATED, {"uri": uri})
+
+
+# -- per-request scope ----------------------------------------------------------------------
+
+
+@dataclass
+class RequestScope:
+    """What one stateless request knows: its own _meta, its stream, its MRTR answers."""
+
+    method: str
+    request_id: RequestId
+    meta: dict[str, Any]
+    emit: Emit
+    principal: Any = None
+    answers: dict[str, Any] = field(default_factory=dict)
+    asked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    calls: int = 0
+    user_state: Any = None
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        capabilities = self.meta.get(CLIENT_CAPABILITIES_KEY)
+        return capabilities if isinstance(capabilities, dict) else {}
+
+    @property
+    def log_level(self) -> str | None:
+        level = self.meta.get(LOG_LEVEL_KEY)
+        return level if isinstance(level, str) else None
+
+
+_scope: contextvars.ContextVar[RequestScope] = contextvars.ContextVar("mcp_request_scope")
+
+
+def current_scope() -> RequestScope:
+    """The stateless request being served by the calling task."""
+    try:
+        return _scope.get()
+    except LookupError:
+        raise CapabilityError("no stateless request is being served here") from None
+
+
+class InputSender:
+    """The sender behind ``ctx.peer`` in a stateless request: server-to-client requests
+    become input requests of a multi round-trip result; notifications go to the request's
+    stream (progress, log) or to the change feed (list_changed, resources/updated)."""
+
+    def __init__(self, server: StatelessServer, scope: RequestScope) -> None:
+        self.server = server
+        self.scope = scope
+        self.protocol_version = server.package.version if server.package else None
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self.scope.client_capabilities
+
+    async def send_request(
+        self, spec: Any, params: Mapping[str, Any] | None, timeout: float | None = None
+    ) -> Any:
+        scope, server = self.scope, self.server
+        method = spec.method
+        if method not in INPUT_REQUEST_METHODS:
+            raise CapabilityError(f"cannot send {method}: servers send no requests in 2026-07-28")
+        if scope.method not in INPUT_REQUIRED_METHODS:
+            raise CapabilityError(
+                f"cannot ask for {method} while serving {scope.method}: only "
+                f"{', '.join(sorted(INPUT_REQUIRED_METHODS))} may ask the client for input"
+            )
+        assert server.package is not None
+        negotiated = server.package.dispatch.REQUESTS[method]
+        wire = plain(dict(params)) if params else {}
+        self._require_capabilities(method, negotiated, wire)
+        negotiated.validate_params(wire)
+        scope.calls += 1
+        key = f"{INPUT_KIND[method]}-{scope.calls}"
+        if key in scope.answers:
+            try:
+                return validate_any_result(server.own_spec(negotiated, "request"), scope.answers[key])
+            except ValidationError as error:
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses[{key!r}] is not a valid answer to "
+                    f"{method}: {describe(error)}",
+                ) from None
+        scope.asked[key] = {"method": method, "params": wire}
+        raise InputRequired
+
+    def _require_capabilities(self, method: str, spec: Any, params: Mapping[str, Any]) -> None:
+        """-32021 when this request's client capabilities do not allow the input request."""
+        capabilities = self.scope.client_capabilities
+        required: dict[str, Any] = {}
+        for gate in spec.gates:
+            if gate.side == "client" and not has_capability(capabilities, gate.path):
+                declare(required, gate.path)
+        if method == "elicitation/create" and "elicitation" in capabilities:
+            mode = params.get("mode", "form")
+            modes = capabilities.get("elicitation") or {}
+            # an empty elicitation object means form mode only
+            if isinstance(modes, dict) and (modes or mode != "form") and mode not in modes:
+                declare(required, ("elicitation", str(mode)))
+        if method == "sampling/createMessage" and params.get("tools") and not has_capability(
+            capabilities, ("sampling", "tools")
+        ):
+            declare(required, ("sampling", "tools"))
+        if required:
+            names = ", ".join(sorted(required))
+            raise RpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: {names} (needed for {method})",
+                {"requiredCapabilities": required},
+            )
+
+    async def send_notification(self, spec: Any, params: Mapping[str, Any] | None) -> None:
+        method = spec.method
+        wire = plain(dict(params)) if params else {}
+        if method in CHANGE_NOTIFICATIONS:
+            self.server.changes.publish(method, wire)
+        elif method == "notifications/progress":
+            await self.scope.emit(method, wire)
+        elif method == "notifications/message":
+            level = wire.get("level")
+            if isinstance(level, str) and self.server.log_allowed(self.scope, level):
+                await self.scope.emit(method, wire)
+        else:
+            raise CapabilityError(f"cannot send {method} from a request handler in 2026-07-28")
+
+
+# -- the server -----------------------------------------------------------------------------
+
+
+def stateless_packages(handlers: object) -> list[ProtocolPackage]:
+    """Stateless-era revisions generated beside the handlers' own package, newest first."""
+    import importlib
+
+    own = ProtocolPackage.of(package_of(handlers))
+    parent_name = own.module.__name__.rpartition(".")[0]
+    packages = {own.version: own}
+    if parent_name:
+        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
+        for revision, name in revisions.items():
+            if revision not in packages:
+                packages[revision] = ProtocolPackage.of(
+                    importlib.import_module(f"{parent_name}.{name}")
+                )
+    stateless = [p for p in packages.values() if p.era == "stateless"]
+    return sorted(stateless, key=lambda p: p.version, reverse=True)
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """Caching hints put on cacheable results that do not set their own."""
+
+    ttl_ms: int = 0
+    scope: str = "private"
+    per_method: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+
+    def hints(self, method: str) -> tuple[int, str]:
+        return self.per_method.get(method, (self.ttl_ms, self.scope))
+
+
+class StatelessServer(ServerSession):
+    """Serves stateless-era requests with a handler object; holds no per-client state."""
+
+    def __init__(
+        self,
+        handlers: object,
+        *,
+        packages: Sequence[ProtocolPackage | ModuleType] | None = None,
+        changes: ChangeFeed | None = None,
+        state_key: bytes | str | None = None,
+        state_ttl: float = DEFAULT_STATE_TTL,
+        cache: CachePolicy | None = None,
+        server_info_in_results: bool = True,
+        resource_subscriptions: bool = False,
+        **options: Any,
+    ) -> None:
+        modern = (
+            [ProtocolPackage.of(p) for p in packages] if packages else stateless_packages(handlers)
+        )
+        if not modern:
+            raise ValueError("no stateless-era (2026-07-28) package is generated beside the handlers")
+        super().__init__(handlers, packages=modern, **options)
+        self.modern_packages = modern
+        self.package = modern[0]
+        self.changes = changes or ChangeFeed()
+        self.sealer = StateSealer(state_key, state_ttl)
+        self.cache = cache or CachePolicy()
+        self.server_info_in_results = server_info_in_results
+        self.builtins = StatelessBuiltins(self)
+        self.derive_capabilities(self.package, self.list_changed)
+        if has_capability(self.own_capabilities, ("resources",)) and (
+            resource_subscriptions or self._user_handler("subscribe") is not None
+        ):
+            declare(self.own_capabilities, ("resources", "subscribe"), self._capabilities_model)
+        self.initialized = True
+        self._cacheable = frozenset(
+            spec.method
+            for spec in self.package.dispatch.REQUESTS.values()
+            if {"ttl_ms", "cache_scope"} <= set(getattr(spec.result_type, "model_fields", {}))
+        )
+        self._closing = asyncio.Event()
+
+    @property
+    def _capabilities_model(self) -> Any:
+        assert self.package is not None
+        return getattr(self.package.models, "ServerCapabilities", None)
+
+    def derive_capabilities(self, package: ProtocolPackage, list_changed: Iterable[str]) -> None:
+        super().derive_capabilities(package, list_changed)
+        if "notifications/message" in package.dispatch.NOTIFICATIONS:
+            # ctx.log works in every handler; a request opts in with its log level
+            declare(self.own_capabilities, ("logging",), self._capabilities_model)
+
+    @property
+    def supported_versions(self) -> list[str]:
+        return [p.version for p in self.modern_packages]
+
+    def close(self) -> None:
+        """End open ``subscriptions/listen`` streams gracefully (final result)."""
+        self._closing.set()
+        super().close()
+
+    # -- request pipeline ------------------------------------------------------------------
+
+    def check_meta(self, params: Any) -> dict[str, Any]:
+        """The request's ``_meta``; -32602 if it lacks what every request must carry."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: _meta is missing; 2026-07-28 requests carry "
+                f"{PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY} in params._meta",
+            )
+        for key, kind in ((PROTOCOL_VERSION_KEY, str), (CLIENT_CAPABILITIES_KEY, dict)):
+            if not isinstance(meta.get(key), kind):
+                what = "is missing" if key not in meta else f"must be {'a string' if kind is str else 'an object'}"
+                raise RpcError(INVALID_PARAMS, f"Invalid params: _meta[{key!r}] {what}")
+        level = meta.get(LOG_LEVEL_KEY)
+        if level is not None and level not in self.package.log_levels():  # type: ignore[union-attr]
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        return meta
+
+    def check_version(self, meta: Mapping[str, Any]) -> None:
+        requested = meta[PROTOCOL_VERSION_KEY]
+        if requested not in self.supported_versions:
+            raise RpcError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {requested!r}; this server supports "
+                f"{', '.join(self.supported_versions)}",
+                {"supported": self.supported_versions, "requested": requested},
+            )
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """Engine entry (stdio, in-process): notifications go out on the connection."""
+        return await self.serve_request(method, params, request_id, self._notify)
+
+    async def _notify(self, method: str, params: Any) -> None:
+        if self.engine is not None:
+            await self.engine.notify(method, params)
+
+    async def serve_request(
+        self,
+        method: str,
+        params: Any,
+        request_id: RequestId,
+        emit: Emit,
+        *,
+        principal: Any = None,
+        checked: bool = False,
+    ) -> Any:
+        """Serve one request; ``emit`` sends its request-scoped notifications.
+
+        ``checked``: the caller (HTTP) already ran the _meta and version checks.
+        """
+        meta = params["_meta"] if checked else self.check_meta(params)
+        if not checked:
+            self.check_version(meta)
+        self.request_spec(method)  # -32601 before anything else happens
+        scope = RequestScope(method, request_id, meta, emit, principal)
+        if method in INPUT_REQUIRED_METHODS:
+            params = self._resume(scope, params)
+        token = _scope.set(scope)
+        try:
+            try:
+                result = await self._serve(method, params, request_id)
+            except InputRequired:
+                return self._input_required(scope, params)
+            return self.finish(method, result, scope)
+        finally:
+            _scope.reset(token)
+
+    def _resume(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
+        """Load the answers of earlier rounds from a retry's sealed requestState."""
+        sealed = params.get("requestState")
+        if sealed is None:
+            return params
+        state = self.sealer.open(sealed)
+        if (
+            state.get("m") != scope.method
+            or state.get("n") != params.get(NAME_PARAM[scope.method])
+            or state.get("p") != principal_tag(scope.principal)
+        ):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: requestState belongs to another request; "
+                "retry without requestState and inputResponses",
+            )
+        answers = dict(state.get("a") or {})
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict):
+            expected = set(state.get("k") or ())
+            answers.update((k, v) for k, v in responses.items() if k in expected)  # extras ignored
+        scope.answers = answers
+        if "u" in state:  # the handler's own requestState, verified by our seal
+            scope.user_state = state["u"]
+            return {**params, "requestState": state["u"]}
+        return {k: v for k, v in params.items() if k != "requestState"}
+
+    def _input_required(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
+        state = {
+            "m": scope.method,
+            "n": params.get(NAME_PARAM[scope.method]),
+            "p": principal_tag(scope.principal),
+            "a": scope.answers,
+            "k": sorted(scope.asked),
+        }
+        result: dict[str, Any] = {
+            "resultType": INPUT_REQUIRED,
+            "inputRequests": scope.asked,
+            "requestState": self.sealer.seal(state),
+        }
+        return self._with_server_info(result)
+
+    def finish(self, method: str, result: Any, scope: RequestScope | None = None) -> Any:
+        """Fill what a complete 2026-07-28 result must carry and the handler left out."""
+        wire = to_wire(result)
+        if not isinstance(wire, dict):
+            return wire
+        result_type = wire.setdefault("resultType", COMPLETE)
+        if result_type == INPUT_REQUIRED:
+            return self._seal_handler_state(wire, scope)
+        if method in self._cacheable:
+            ttl_ms, cache_scope = self.cache.hints(method)
+            wire.setdefault("ttlMs", ttl_ms)
+            wire.setdefault("cacheScope", cache_scope)
+        return self._with_server_info(wire)
+
+    def _seal_handler_state(self, wire: dict[str, Any], scope: RequestScope | None) -> dict[str, Any]:
+        """A handler that returned its own InputRequiredResult: its requestState travels
+        inside our seal, so the client cannot alter it either."""
+        if scope is None or scope.method not in INPUT_REQUIRED_METHODS:
+            raise RpcError(-32603, "Internal error")
+        state: dict[str, Any] = {
+            "m": scope.method,
+            "n": None,
+            "p": principal_tag(scope.principal),
+            "a": {},
+            "k": sorted((wire.get("inputRequests") or {}).keys()),
+        }
+        if "requestState" in wire:
+            state["u"] = wire["requestState"]
+        wire["requestState"] = self.sealer.seal(state)
+        wire.pop("ttlMs", None)
+        wire.pop("cacheScope", None)
+        return self._with_server_info(wire)
+
+    def _with_server_info(self, wire: dict[str, Any]) -> dict[str, Any]:
+        if self.server_info_in_results:
+            meta = wire.get("_meta")
+            wire["_meta"] = {**(meta if isinstance(meta, dict) else {}), SERVER_INFO_KEY: self.server_info}
+        return wire
+
+    # -- context: peer, progress and log go through the request's scope -------------------
+
+    def context(self, request_id: RequestId | None, params: Any) -> RequestContext[Any]:
+        scope = _scope.get(None)
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        peer = self._peer_class(InputSender(self, scope)) if scope is not None else None
+        return RequestContext(
+            peer=peer,
+            request_id=request_id,
+            meta=meta if isinstance(meta, dict) else {},
+            hooks=self,
+        )
+
+    async def report_progress(
+        self, context: RequestContext[Any], progress: float, total: float | None, message: str | None
+    ) -> None:
+        scope = _scope.get(None)
+        token = context.progress_token
+        if scope is None or token is None:
+            return
+        last = context.progress_state.get("last")
+        if context.progress_state.get("done") or (last is not None and progress <= last):
+            return
+        context.progress_state["last"] = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await scope.emit("notifications/progress", params)
+
+    def log_allowed(self, scope: RequestScope, level: str) -> bool:
+        threshold = scope.log_level
+        return threshold is not None and severity(level) >= severity(threshold)
+
+    async def log(
+        self, context: RequestContext[Any], level: str, data: Any, logger_name: str | None
+    ) -> None:
+        scope = _scope.get(None)
+        assert self.package is not None
+        if scope is None or level not in self.package.log_levels() or not self.log_allowed(scope, level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        await scope.emit("notifications/message", params)
+
+    def _list_params(self, cursor: str | None) -> dict[str, Any]:
+        scope = _scope.get(None)
+        params: dict[str, Any] = {"_meta": scope.meta if scope else {}}
+        if cursor:
+            params["cursor"] = cursor
+        return params
+
+
+class StatelessBuiltins:
+    """What the runtime answers itself in the stateless era: discovery and listen streams."""
+
+    def __init__(self, server: StatelessServer) -> None:
+        self.server = server
+
+    async def discover(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        server = self.server
+        result: dict[str, Any] = {
+            "supportedVersions": server.supported_versions,
+            "capabilities": server.own_capabilities,
+        }
+        if server.instructions:
+            result["instructions"] = server.instructions
+        return result
+
+    async def subscriptions_listen(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """Acknowledge what of the filter this server honours, then forward matching changes
+        (tagged with the subscription id) until the client cancels or the server closes."""
+        server = self.server
+        scope = current_scope()
+        wanted = to_wire(getattr(params, "notifications", None)) or {}
+        honoured: dict[str, Any] = {}
+        methods: set[str] = set()
+        for name, (method, capability) in LIST_CHANGED_FILTERS.items():
+            if wanted.get(name) is True and has_capability(server.own_capabilities, capability):
+                honoured[name] = True
+                methods.add(method)
+        uris: set[str] = set()
+        requested = wanted.get("resourceSubscriptions")
+        if isinstance(requested, list) and has_capability(
+            server.own_capabilities, ("resources", "subscribe")
+        ):
+            uris = {uri for uri in requested if isinstance(uri, str)}
+            honoured["resourceSubscriptions"] = sorted(uris)
+        tag = {SUBSCRIPTION_ID_KEY: scope.request_id}
+        queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+
+        def listener(method: str, change: dict[str, Any]) -> None:
+            if method in methods or (method == RESOURCE_UPDATED and change.get("uri") in uris):
+                queue.put_nowait((method, change))
+
+        unsubscribe = server.changes.subscribe(listener)
+        try:
+            await scope.emit(ACKNOWLEDGED, {"notifications": honoured, "_meta": tag})
+            closing = asyncio.ensure_future(server._closing.wait())
+            try:
+                while True:
+                    getting = asyncio.ensure_future(queue.get())
+                    done, _ = await asyncio.wait(
+                        {getting, closing}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if getting not in done:
+                        getting.cancel()
+                        break
+                    method, change = getting.result()
+                    meta = change.get("_meta")
+                    await scope.emit(
+                        method, {**change, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
+                    )
+            finally:
+                closing.cancel()
+        finally:
+            unsubscribe()
+        return {"_meta": tag}
+
+
+# -- one engine, both eras ------------------------------------------------------------------
+
+
+class EraRouter:
+    """The engine's dispatcher when one process serves both eras (stdio, in-process).
+
+    A request whose ``_meta`` names a protocol version (or ``server/discover``) is served
+    statelessly; anything else belongs to the handshake session of this connection, which
+    ``initialize`` starts. Cancellation works the same in both eras.
+    """
+
+    def __init__(self, legacy: ServerSession | None, modern: StatelessServer | None) -> None:
+        if legacy is None and modern is None:
+            raise ValueError("EraRouter needs at least one era")
+        self.legacy = legacy
+        self.modern = modern
+
+    def attach(self, engine: Any) -> None:
+        for side in (self.legacy, self.modern):
+            if side is not None:
+                side.engine = engine
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        modern = self.modern
+        if modern is not None and (
+            self.legacy is None
+            or method == DISCOVER
+            or (isinstance(params, dict) and isinstance(params.get("_meta"), dict)
+                and PROTOCOL_VERSION_KEY in params["_meta"])
+        ):
+            if self.legacy is None and method == "initialize":
+                raise RpcError(
+                    METHOD_NOT_FOUND,
+                    "Method not found: initialize; this server speaks only "
+                    f"{', '.join(modern.supported_versions)} (use server/discover)",
+                    {"supported": modern.supported_versions},
+                )
+            return await modern.on_request(method, params, request_id)
+        assert self.legacy is not None
+        return await self.legacy.on_request(method, params, request_id)
+
+    def close(self) -> None:
+        for side in (self.legacy, self.modern):
+            if side is not None:
+                side.close()
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/cancelled":
+            engine = (self.legacy or self.modern).engine  # type: ignore[union-attr]
+            if engine is not None and isinstance(params, dict):
+                engine.cancel_incoming(params.get("requestId"))
+            return
+        if self.legacy is not None:
+            await self.legacy.on_notification(method, params)
+
+
+MODERN_OPTIONS = (
+    "state_key",
+    "state_ttl",
+    "cache",
+    "server_info_in_results",
+    "resource_subscriptions",
+)
+
+
+def build_router(
+    handlers: object,
+    *,
+    packages: Sequence[ProtocolPackage | ModuleType] | None = None,
+    changes: ChangeFeed | None = None,
+    **options: Any,
+) -> EraRouter:
+    """One dispatcher for a connection, serving every era the packages cover.
+
+    ``packages`` defaults to every revision generated beside the handlers' own package;
+    pass a subset to serve fewer (only 2026-07-28, say). ``changes`` is the server-wide
+    :class:`ChangeFeed` both eras listen to.
+    """
+    from .server import handshake_packages
+
+    wrapped = (
+        [ProtocolPackage.of(p) for p in packages]
+        if packages
+        else handshake_packages(handlers) + stateless_packages(handlers)
+    )
+    handshake = [p for p in wrapped if p.era == "handshake"]
+    stateless = [p for p in wrapped if p.era == "stateless"]
+    feed = changes if changes is not None else ChangeFeed()
+    modern_options = {name: options.pop(name) for name in MODERN_OPTIONS if name in options}
+    legacy = (
+        ServerSession(handlers, packages=handshake, changes=feed, **options) if handshake else None
+    )
+    modern = (
+        StatelessServer(handlers, packages=stateless, changes=feed, **modern_options, **options)
+        if stateless
+        else None
+    )
+    return EraRouter(legacy, modern)
+
+
+__all__ = [
+    "CachePolicy",
+    "ChangeFeed",
+    "EraRouter",
+    "InputRequired",
+    "RequestScope",
+    "StateSealer",
+    "StatelessServer",
+    "build_router",
+    "current_scope",
+    "stateless_packages",
+]
