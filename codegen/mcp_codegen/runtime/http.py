@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
+from .events import Event, EventStore, MemoryEventStore
 from .jsonrpc import (
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -34,7 +35,9 @@ from .jsonrpc import (
     encode_error,
     is_request_id,
 )
-from .server import ServerSession
+from .http_modern import ModernEndpoint, claims
+from .server import ServerSession, handshake_packages
+from .session import ProtocolPackage
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -63,39 +66,63 @@ class BearerAuth:
 
 
 class Stream:
-    """One SSE stream's events. Every event is delivered live; the last
-    ``MAX_EVENTS_PER_STREAM`` are also kept for replay (``Last-Event-ID``) while the
-    session lives."""
+    """One SSE stream of a session. Every event is delivered live and handed to the
+    session's :class:`EventStore`; the last ``MAX_EVENTS_PER_STREAM`` are also kept here
+    while the stream is open, so following it live never reads the store.
 
-    def __init__(self, stream_id: str) -> None:
+    Events are numbered from 1; the event id on the wire is ``<stream id>.<index>``, and
+    ``<stream id>.0`` (the priming event of 2025-11-25) means "before the first event".
+    """
+
+    def __init__(
+        self, stream_id: str, store: EventStore, session_id: str, *, polling: bool = False
+    ) -> None:
         self.id = stream_id
+        self.store = store
+        self.session_id = session_id
+        self.polling = polling  # 2025-11-25+: the client resumes a dropped POST stream
         self.events: deque[bytes] = deque()
-        self.first = 0  # the index of events[0]: older events were dropped from the window
+        self.first = 1  # the index of events[0]: older events were dropped from the window
         self.closed = False
+        self.drops = 0  # how many times the server dropped the connections following it
         self._changed = asyncio.Event()
 
     @property
     def end(self) -> int:
-        """The index the next event will get (how many were ever appended)."""
+        """The index the next event will get."""
         return self.first + len(self.events)
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes) -> Awaitable[None] | None:
+        """Add an event: live at once; what the store returns (an awaitable when it does
+        I/O) is for the sender to await."""
+        index = self.end
         self.events.append(data)
         if len(self.events) > MAX_EVENTS_PER_STREAM:
             self.events.popleft()
             self.first += 1
         self._changed.set()
+        return self.store.append(self.session_id, self.id, index, data)
 
     def close(self) -> None:
         self.closed = True
         self._changed.set()
 
+    def drop_connections(self) -> None:
+        """End the HTTP responses following this stream now (after a ``retry`` field);
+        the stream goes on, and the client resumes it with GET + ``Last-Event-ID``."""
+        self.drops += 1
+        self._changed.set()
+
     def event_id(self, index: int) -> str:
         return f"{self.id}.{index}"
 
-    async def follow(self, start: int = 0) -> AsyncIterator[tuple[str, bytes]]:
-        """Yield ``(event id, data)`` from ``start`` on (or from the oldest event still kept),
-        live, until the stream closes."""
+    def follow(self, start: int = 1, drops: int | None = None) -> AsyncIterator[tuple[str, bytes]]:
+        """``(event id, data)`` from ``start`` on (or from the oldest event still kept),
+        live, until the stream closes, or until its connections are dropped after the
+        ``drops``-th time (default: from now on); then ``("", b"")`` comes last."""
+        return self._follow(start, self.drops if drops is None else drops)
+
+    async def _follow(self, start: int, drops: int) -> AsyncIterator[tuple[str, bytes]]:
         index = start
         while True:
             index = max(index, self.first)
@@ -104,8 +131,11 @@ class Stream:
                 index = max(index + 1, self.first)
             if self.closed:
                 return
+            if self.drops != drops:
+                yield "", b""
+                return
             self._changed.clear()
-            if index < self.end or self.closed:
+            if index < self.end or self.closed or self.drops != drops:
                 continue
             await self._changed.wait()
 
@@ -115,30 +145,85 @@ _current_stream: contextvars.ContextVar[Stream | None] = contextvars.ContextVar(
 )
 
 
+def close_sse_stream() -> bool:
+    """From a handler: drop the connection of the SSE stream answering the current request
+    (2025-11-25 SSE polling), after sending a ``retry`` field. The handler goes on; the
+    client reconnects with GET + ``Last-Event-ID`` and gets the rest, the response
+    included. False (nothing done) outside an HTTP request or for older sessions."""
+    stream = _current_stream.get()
+    if stream is None or not stream.polling or stream.closed:
+        return False
+    stream.drop_connections()
+    return True
+
+
 class SessionTransport:
     """Routes what the engine sends: to the POST stream of the request being served (a
-    context variable, inherited by its handler task), else to the session's GET stream."""
+    context variable, inherited by its handler task), else to the session's GET stream.
 
-    def __init__(self) -> None:
-        self.standalone = Stream("g")
-        self.streams: dict[str, Stream] = {"g": self.standalone}
+    Stream ids are ``<tag>p<n>`` (POST replies) and ``<tag>g`` (the GET stream), where the
+    tag is random per session: event ids are unique over the session's streams, name their
+    stream, and an id from another session never matches one of ours.
+    """
+
+    def __init__(self, session_id: str, store: EventStore | None = None) -> None:
+        self.session_id = session_id
+        self.store: EventStore = store if store is not None else MemoryEventStore()
+        self.tag = secrets.token_hex(4)
+        self.polling = False  # set once the session has negotiated 2025-11-25 or later
+        self.standalone = Stream(self.tag + "g", self.store, session_id)
+        self.streams: dict[str, Stream] = {self.standalone.id: self.standalone}  # open ones
         self._counter = 0
 
     def new_stream(self) -> Stream:
         self._counter += 1
-        stream = Stream(f"p{self._counter}")
+        stream = Stream(
+            f"{self.tag}p{self._counter}", self.store, self.session_id, polling=self.polling
+        )
         self.streams[stream.id] = stream
-        if len(self.streams) > 1000:  # forget the oldest closed streams
-            for key in [k for k, s in self.streams.items() if s.closed][:100]:
-                del self.streams[key]
         return stream
+
+    def close_stream(self, stream: Stream) -> None:
+        """The stream is complete: from now on it is resumed from the store only."""
+        stream.close()
+        self.streams.pop(stream.id, None)
+
+    async def resume(self, last_event_id: str) -> tuple[Stream | None, AsyncIterator[tuple[str, bytes]]] | None:
+        """What follows ``last_event_id`` on its own stream (the stream, if still open, and
+        the events); None for an id that names no stream of this session."""
+        stream_id, _, index = last_event_id.rpartition(".")
+        if not index.isdigit() or not stream_id.startswith(self.tag):
+            return None
+        after = int(index)
+        stream = self.streams.get(stream_id)
+        if stream is not None and after + 1 >= stream.first:
+            return stream, stream.follow(after + 1)  # all of it is still in memory
+        end = stream.end if stream is not None else None
+        history = await self.store.replay(self.session_id, stream_id, after)
+        if history is None and stream is None:
+            return None
+        return stream, _chain(stream_id, history or [], stream, end)
 
     async def receive(self) -> bytes | None:  # the engine's read loop is not used over HTTP
         return None
 
     async def send(self, data: bytes) -> None:
         stream = _current_stream.get() or self.standalone
-        stream.append(data)
+        pending = stream.append(data)
+        if pending is not None:
+            await pending
+
+
+async def _chain(
+    stream_id: str, history: list[Event], stream: Stream | None, end: int | None
+) -> AsyncIterator[tuple[str, bytes]]:
+    """Stored events, then (for a stream still open) the live ones from ``end`` on."""
+    for index, data in history:
+        if end is None or index < end:
+            yield f"{stream_id}.{index}", data
+    if stream is not None and end is not None:
+        async for event in stream.follow(end):
+            yield event
 
 
 @dataclass
@@ -164,7 +249,7 @@ class HttpApp:
 
     def __init__(
         self,
-        make_session: Callable[[], ServerSession],
+        make_session: Callable[[], ServerSession] | None,
         *,
         path: str = "/mcp",
         allowed_hosts: Iterable[str] | None = None,
@@ -173,8 +258,24 @@ class HttpApp:
         max_sessions: int = 1000,
         session_idle_timeout: float = 1800.0,
         auth: BearerAuth | None = None,
+        event_store: EventStore | None = None,
+        retry_ms: int = 1000,
+        modern: ModernEndpoint | None = None,
+        legacy_versions: Iterable[str] = (),
     ) -> None:
+        if make_session is None and modern is None:
+            raise ValueError("HttpApp needs handshake-era sessions, a stateless endpoint, or both")
         self.make_session = make_session
+        # 2026-07-28 requests (no session) go to ``modern``; the era routing needs to know
+        # which version headers name a handshake-era revision.
+        self.modern = modern
+        self.legacy_versions = list(legacy_versions)
+        # Session ids start with this process's tag: a worker can tell an id minted by
+        # another worker (no session affinity) from one that expired.
+        self.worker_tag = secrets.token_hex(3)
+        # Where SSE events are kept for resumption; one store serves every session.
+        self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
+        self.retry_ms = retry_ms  # the SSE ``retry`` field: how long a client waits to resume
         self.path = path.rstrip("/") or "/"
         self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
@@ -213,6 +314,13 @@ class HttpApp:
             if principal is None:
                 return
         method = scope["method"]
+        if method in ("GET", "DELETE") and (
+            self.make_session is None
+            or (self.modern is not None and SESSION_HEADER not in headers)
+        ):
+            # 2026-07-28 has no GET stream and no session to delete (H-26, H-52)
+            await _respond(send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"POST")])
+            return
         if method == "POST":
             await self._post(headers, principal, receive, send)
         elif method == "GET":
@@ -230,6 +338,8 @@ class HttpApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.modern is not None:
+                    self.modern.server.close()
                 for session in list(self.sessions.values()):
                     self._end(session)
                 await send({"type": "lifespan.shutdown.complete"})
@@ -293,6 +403,17 @@ class HttpApp:
             session = None
         # A session is only usable with the credential that opened it; to anyone else it
         # does not exist.
+        if session is None and not session_id.startswith(self.worker_tag + "-") and "-" in session_id:
+            logger.warning(
+                "session %s was created by another worker process: route each Mcp-Session-Id "
+                "to the worker that created it (session affinity), or serve 2026-07-28 statelessly",
+                session_id[:8],
+            )
+            return None, 404, (
+                "Not Found: this session belongs to another server process; the deployment needs "
+                "session affinity on Mcp-Session-Id (or use protocol 2026-07-28, which has no "
+                "sessions); initialize again"
+            )
         if session is None or session.principal != principal:
             return None, 404, "Not Found: unknown or expired session; initialize again"
         session.last_seen = time.monotonic()
@@ -366,6 +487,11 @@ class HttpApp:
         except ValueError as exc:
             await _respond_error(send, 400, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
+        if self.modern is not None and (
+            self.make_session is None or claims(headers, message, self.legacy_versions)
+        ):
+            await self.modern.post(headers, message, principal, receive, send)
+            return
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
             await self._initialize(message, principal, send)
             return
@@ -395,20 +521,25 @@ class HttpApp:
                 send, 503, RpcError(INVALID_REQUEST, "Service Unavailable: too many sessions")
             )
             return
+        assert self.make_session is not None
         server = self.make_session()
-        transport = SessionTransport()
+        session_id = f"{self.worker_tag}-{secrets.token_urlsafe(24)}"
+        transport = SessionTransport(session_id, self.event_store)
         engine = Engine(
             transport,
             server,
             accept_batches=lambda: server.package is not None and server.package.accepts_batches,
         )
         server.engine = engine
-        session = HttpSession(secrets.token_urlsafe(24), server, engine, transport)
+        session = HttpSession(session_id, server, engine, transport)
         session.principal = principal
         reply = await self._run(session, message, None, None)
         if server.package is None:  # initialize failed: no session is kept
+            await _settle(self.event_store.forget(session_id))
             await _respond(send, 200, reply or b"", "application/json")
             return
+        # 2025-11-25 SSE polling: prime POST streams; the client resumes dropped ones.
+        transport.polling = server.package.version >= "2025-11-25"
         self.sessions[session.id] = session
         await _respond(
             send, 200, reply or b"", "application/json", [(b"mcp-session-id", session.id.encode())]
@@ -431,7 +562,7 @@ class HttpApp:
         finally:
             _current_stream.reset(token)
         if immediate is not None:  # an error found before any handler ran
-            stream.close()
+            session.transport.close_stream(stream)
             if send is not None:
                 status = 400 if _error_code(immediate) == INVALID_REQUEST else 200
                 await _respond(send, status, immediate, "application/json")
@@ -440,13 +571,14 @@ class HttpApp:
         if send is None or receive is None:
             if incoming is not None:
                 await asyncio.wait({incoming.task})
-            stream.close()
+            session.transport.close_stream(stream)
             return stream.events[-1] if stream.events else None
-        await self._reply(stream, incoming.task if incoming else None, send, receive, 200)
+        await self._reply(session, stream, incoming.task if incoming else None, send, receive, 200)
         return None
 
     async def _reply(
         self,
+        session: HttpSession,
         stream: Stream,
         task: asyncio.Future[Any] | None,
         send: Send,
@@ -462,19 +594,24 @@ class HttpApp:
             waiter = asyncio.ensure_future(stream._changed.wait())
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
-            if not task.done() and stream.end == 1:
+            if not task.done() and stream.end == 2:
                 await asyncio.sleep(0)  # the first event may be the result of a finishing task
+        transport = session.transport
         if task is None or task.done():
-            stream.close()
-            if stream.end == 1:
+            transport.close_stream(stream)
+            if stream.end == 2:
                 await _respond(send, 200, stream.events[0], "application/json")
                 return
-            if stream.end == 0 and empty_status == 202:
+            if stream.end == 1 and empty_status == 202:
                 await _respond(send, 202, b"", None)
                 return
         else:
-            task.add_done_callback(lambda _: stream.close())
-        await _stream_events(send, receive, stream, 0)
+            task.add_done_callback(lambda _: transport.close_stream(stream))
+        # 2025-11-25: open with an id-bearing empty event, so even a connection lost before
+        # the first message can be resumed (older clients choke on empty data: none for them).
+        priming = _event(stream.event_id(0), b"", self.retry_ms) if stream.polling else b""
+        events = stream.follow(1, drops=0)  # a drop asked for before this point counts too
+        await _stream_events(send, receive, events, priming, self.retry_ms)
 
     async def _post_batch(
         self, session: HttpSession, batch: list[Any], receive: Receive, send: Send
@@ -493,7 +630,7 @@ class HttpApp:
             task = asyncio.ensure_future(session.engine._receive_batch(batch))
         finally:
             _current_stream.reset(token)
-        await self._reply(stream, task, send, receive, 202)
+        await self._reply(session, stream, task, send, receive, 202)
 
     # -- GET and DELETE ---------------------------------------------------------------------
 
@@ -509,15 +646,15 @@ class HttpApp:
         if session is None:
             return
         standalone = session.transport.standalone
-        stream, start = standalone, standalone.end
+        stream: Stream | None = standalone
+        events = standalone.follow(standalone.end)
         last_event = headers.get("last-event-id")
         if last_event:
-            stream_id, _, index = last_event.rpartition(".")
-            found = session.transport.streams.get(stream_id)
-            if found is None or not index.isdigit():
+            found = await session.transport.resume(last_event)
+            if found is None:
                 await _respond_error(send, 404, RpcError(INVALID_REQUEST, "Not Found: unknown Last-Event-ID"))
                 return
-            stream, start = found, int(index) + 1
+            stream, events = found
         if stream is standalone and session.get_connected:
             await _respond_error(
                 send, 409, RpcError(INVALID_REQUEST, "Conflict: this session already has a GET stream")
@@ -525,11 +662,11 @@ class HttpApp:
             return
         with self._serving(session):
             if stream is not standalone:
-                await _stream_events(send, receive, stream, start)
+                await _stream_events(send, receive, events, b"", self.retry_ms)
                 return
             session.get_connected = True
             try:
-                await _stream_events(send, receive, stream, start)
+                await _stream_events(send, receive, events, b"", self.retry_ms)
             finally:
                 session.get_connected = False
 
@@ -542,7 +679,11 @@ class HttpApp:
 
     def _end(self, session: HttpSession) -> None:
         self.sessions.pop(session.id, None)
+        session.server.close()  # no more server-wide change notifications
         session.transport.standalone.close()
+        pending = self.event_store.forget(session.id)
+        if pending is not None:
+            _background(pending)
         for incoming in list(session.engine._incoming.values()):
             incoming.cancelled = True
             incoming.task.cancel()
@@ -563,10 +704,42 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     Server options (``server_info``, ``instructions``, ``list_changed``, ``packages``) go to
     each session; HTTP options are those of :class:`HttpApp`.
     """
-    session_keys = {"server_info", "instructions", "list_changed", "packages"}
+    from .stateless import MODERN_OPTIONS, ChangeFeed, StatelessServer, stateless_packages
+
+    session_keys = {"server_info", "instructions", "list_changed", "validate_tools", "tasks"}
+    modern_keys = set(MODERN_OPTIONS)
     session_options = {k: v for k, v in options.items() if k in session_keys}
-    app_options = {k: v for k, v in options.items() if k not in session_keys}
-    return HttpApp(lambda: ServerSession(handlers, **session_options), path=path, **app_options)
+    modern_options = {k: v for k, v in options.items() if k in modern_keys}
+    app_options = {
+        k: v for k, v in options.items()
+        if k not in session_keys | modern_keys | {"packages", "changes"}
+    }
+    packages = options.get("packages")
+    wrapped = (
+        [ProtocolPackage.of(p) for p in packages]
+        if packages
+        else handshake_packages(handlers) + stateless_packages(handlers)
+    )
+    handshake = [p for p in wrapped if p.era == "handshake"]
+    stateless = [p for p in wrapped if p.era == "stateless"]
+    feed = options.get("changes") or ChangeFeed()
+    modern = None
+    if stateless:
+        server = StatelessServer(
+            handlers, packages=stateless, changes=feed, **modern_options, **session_options
+        )
+        modern = ModernEndpoint(server)
+
+    def make_session() -> ServerSession:
+        return ServerSession(handlers, packages=handshake, changes=feed, **session_options)
+
+    return HttpApp(
+        make_session if handshake else None,
+        path=path,
+        modern=modern,
+        legacy_versions=[p.version for p in handshake],
+        **app_options,
+    )
 
 
 # -- small ASGI helpers -----------------------------------------------------------------------
@@ -638,14 +811,44 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-async def _pump(send: Send, stream: Stream, start: int) -> None:
-    async for event_id, data in stream.follow(start):
-        chunk = b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
+def _event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:
+    """One SSE event: ``event: message``, its id, an optional ``retry``, one data line."""
+    retry = b"retry: %d\n" % retry_ms if retry_ms is not None else b""
+    return b"event: message\nid: " + event_id.encode() + b"\n" + retry + b"data: " + data + b"\n\n"
+
+
+async def _pump(send: Send, events: AsyncIterator[tuple[str, bytes]], retry_ms: int) -> None:
+    async for event_id, data in events:
+        if not event_id:  # the server drops this connection: say when to come back
+            chunk = b"retry: %d\n\n" % retry_ms
+        else:
+            chunk = b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-async def _stream_events(send: Send, receive: Receive, stream: Stream, start: int) -> None:
-    """Write ``stream`` as SSE from event ``start`` until it closes or the client hangs up.
+_BACKGROUND: set[asyncio.Future[Any]] = set()
+
+
+def _background(pending: Awaitable[None]) -> None:
+    """Let an event store's clean-up run on its own (from code that cannot await)."""
+    future = asyncio.ensure_future(pending)
+    _BACKGROUND.add(future)
+    future.add_done_callback(_BACKGROUND.discard)
+
+
+async def _settle(pending: Awaitable[None] | None) -> None:
+    if pending is not None:
+        await pending
+
+
+async def _stream_events(
+    send: Send,
+    receive: Receive,
+    events: AsyncIterator[tuple[str, bytes]],
+    priming: bytes,
+    retry_ms: int,
+) -> None:
+    """Write ``priming`` then ``events`` as SSE until they end or the client hangs up.
 
     A hang-up ends only this HTTP response: the stream itself (and the handler feeding it)
     goes on, and its events stay replayable with ``Last-Event-ID``.
@@ -661,7 +864,9 @@ async def _stream_events(send: Send, receive: Receive, stream: Stream, start: in
             ],
         }
     )
-    pump = asyncio.ensure_future(_pump(send, stream, start))
+    if priming:
+        await send({"type": "http.response.body", "body": priming, "more_body": True})
+    pump = asyncio.ensure_future(_pump(send, events, retry_ms))
     hangup = asyncio.ensure_future(_disconnected(receive))
     try:
         await asyncio.wait({pump, hangup}, return_when=asyncio.FIRST_COMPLETED)

@@ -1,0 +1,381 @@
+"""Streamable HTTP for the stateless era (2026-07-28): one POST, one request, no session.
+
+The handshake-era app (:mod:`.http`) hands a POST here when the era routing says so
+(checklist H-52). Checks run in the order the checklist settles on (its section 6, item 13):
+required headers present (-32020) -> required ``_meta`` present (-32602) -> headers equal
+the body (-32020) -> version supported (-32022) -> method exists (HTTP 404, -32601) ->
+``Mcp-Param-*`` headers of tool arguments (-32020) -> the handler, whose missing client
+capability is -32021. Every one of these is HTTP 400 (404 for the unknown method).
+
+A request is answered with JSON, or with SSE when it can produce request-scoped
+notifications (a progress token or a log level) or is a ``subscriptions/listen`` stream.
+Closing the response (or disconnecting before a JSON reply) cancels the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+
+from .jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RpcError,
+    encode,
+    encode_error,
+    encode_result,
+    is_request_id,
+)
+from .modern import (
+    CANCELLED,
+    HEADER_ANNOTATION,
+    HEADER_MISMATCH,
+    LISTEN,
+    LOG_LEVEL_KEY,
+    METHOD_HEADER,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    NAME_HEADER,
+    NAME_PARAM,
+    PARAM_HEADER_PREFIX,
+    PROTOCOL_VERSION_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    VERSION_HEADER,
+    HeaderValueError,
+    decode_header_value,
+    header_form,
+)
+from .stateless import RequestScope, StatelessServer, _scope
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: Errors answered with HTTP 400 in this era (the rest of JSON-RPC errors: 200).
+BAD_REQUEST_CODES = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
+     INVALID_REQUEST}
+)
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _mismatch(message: str) -> RpcError:
+    return RpcError(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+class ModernEndpoint:
+    """Serves 2026-07-28 POSTs with one shared :class:`StatelessServer`."""
+
+    def __init__(self, server: StatelessServer, *, keepalive_seconds: float = 15.0) -> None:
+        self.server = server
+        self.keepalive_seconds = keepalive_seconds
+        self._inflight: set[asyncio.Task[Any]] = set()
+
+    @property
+    def versions(self) -> list[str]:
+        return self.server.supported_versions
+
+    async def post(
+        self, headers: Mapping[str, str], message: Any, principal: Any, receive: Receive, send: Send
+    ) -> None:
+        """Answer one POST whose body is already parsed."""
+        if not isinstance(message, dict):
+            await _send_json(send, 400, encode_error(
+                None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+                if isinstance(message, list) else RpcError(INVALID_REQUEST, "Invalid Request: not an object")))
+            return
+        request_id = message.get("id")
+        method = message.get("method")
+        if "method" not in message:
+            # clients send no responses in this era
+            await _send_json(send, 400, encode_error(
+                None, RpcError(INVALID_REQUEST, "Invalid Request: clients send no responses in 2026-07-28")))
+            return
+        if "id" not in message:
+            if method == CANCELLED:
+                params = message.get("params")
+                if isinstance(params, dict):
+                    self._cancel(params.get("requestId"))
+            await _send_empty(send, 202)
+            return
+        if not is_request_id(request_id) or message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            await _send_json(send, 400, encode_error(
+                request_id if is_request_id(request_id) else None,
+                RpcError(INVALID_REQUEST, "Invalid Request: a JSON-RPC 2.0 request needs jsonrpc, "
+                         "a string or integer id and a method")))
+            return
+        params = message.get("params")
+        try:
+            if params is not None and not isinstance(params, dict):
+                raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object")
+            await self._check(headers, method, params)
+        except RpcError as error:
+            status = 404 if error.code == METHOD_NOT_FOUND else 400
+            await _send_json(send, status, encode_error(request_id, error))
+            return
+        assert isinstance(params, dict)
+        meta = params["_meta"]
+        streaming = method == LISTEN or LOG_LEVEL_KEY in meta or "progressToken" in meta
+        if streaming:
+            await self._stream(request_id, method, params, principal, receive, send)
+        else:
+            await self._json(request_id, method, params, principal, receive, send)
+
+    # -- checks -----------------------------------------------------------------------------
+
+    async def _check(self, headers: Mapping[str, str], method: str, params: Any) -> None:
+        server = self.server
+        version_header = headers.get(VERSION_HEADER)
+        method_header = headers.get(METHOD_HEADER)
+        name_key = NAME_PARAM.get(method)
+        name_header = headers.get(NAME_HEADER)
+        missing = [
+            name
+            for name, value, needed in (
+                ("MCP-Protocol-Version", version_header, True),
+                ("Mcp-Method", method_header, True),
+                ("Mcp-Name", name_header, name_key is not None),
+            )
+            if needed and value is None
+        ]
+        if missing:
+            raise _mismatch(f"missing required header {', '.join(missing)}")
+        meta = server.check_meta(params)
+        body_version = meta[PROTOCOL_VERSION_KEY]
+        if version_header != body_version:
+            raise _mismatch(
+                f"MCP-Protocol-Version {version_header!r} differs from "
+                f"_meta[{PROTOCOL_VERSION_KEY!r}] {body_version!r}"
+            )
+        if method_header != method:
+            raise _mismatch(f"Mcp-Method {method_header!r} differs from the body's method {method!r}")
+        if name_key is not None:
+            assert name_header is not None
+            try:
+                name = decode_header_value(name_header)
+            except HeaderValueError as exc:
+                raise _mismatch(f"Mcp-Name {exc}") from None
+            if name != params.get(name_key):
+                raise _mismatch(f"Mcp-Name {name!r} differs from params.{name_key}")
+        server.check_version(meta)
+        server.request_spec(method)
+        if method == "tools/call":
+            await self._check_param_headers(headers, params)
+
+    async def _check_param_headers(self, headers: Mapping[str, str], params: dict[str, Any]) -> None:
+        """``Mcp-Param-{Name}`` for tool arguments annotated ``x-mcp-header``: present when
+        the body has a value, equal to it, and made of valid characters."""
+        name = params.get("name")
+        server = self.server
+        if not isinstance(name, str):
+            return
+        if name not in server.tool_schemas.tools and not server._listed:
+            token = _scope.set(RequestScope("tools/list", 0, params["_meta"], _no_emit))
+            try:
+                await server._load_tool_schemas()
+            finally:
+                _scope.reset(token)
+        tool = server.tool_schemas.tools.get(name)
+        schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(properties, dict):
+            return
+        given = params.get("arguments")
+        arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+        for prop, definition in properties.items():
+            header_name = definition.get(HEADER_ANNOTATION) if isinstance(definition, dict) else None
+            if not isinstance(header_name, str):
+                continue
+            raw = headers.get(PARAM_HEADER_PREFIX + header_name.lower())
+            value = arguments.get(prop)
+            if value is None:
+                continue  # not expected when the value is null or absent
+            if raw is None:
+                raise _mismatch(f"missing header Mcp-Param-{header_name} for argument {prop!r}")
+            try:
+                decoded = decode_header_value(raw)
+            except HeaderValueError as exc:
+                raise _mismatch(f"Mcp-Param-{header_name} {exc}") from None
+            if not _same(decoded, value):
+                raise _mismatch(f"Mcp-Param-{header_name} {decoded!r} differs from argument {prop!r}")
+
+    # -- replies ----------------------------------------------------------------------------
+
+    def _start(
+        self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
+        emit: Callable[[str, Any], Awaitable[None]],
+    ) -> asyncio.Task[bytes]:
+        async def serve() -> bytes:
+            try:
+                result = await self.server.serve_request(
+                    method, params, request_id, emit, principal=principal, checked=True
+                )
+                return encode_result(request_id, result)
+            except RpcError as error:
+                return encode_error(request_id, error)
+            except Exception:
+                import logging
+
+                logging.getLogger("mcp_codegen.runtime").exception(
+                    "handler for %s (id %r) failed", method, request_id
+                )
+                return encode_error(request_id, RpcError(-32603, "Internal error"))
+
+        task = asyncio.ensure_future(serve())
+        task.request_id = request_id  # type: ignore[attr-defined]
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+        return task
+
+    def _cancel(self, request_id: Any) -> None:
+        """stdio-style cancel sent over HTTP: best effort (closing the stream is the way)."""
+        for task in list(self._inflight):
+            if getattr(task, "request_id", object()) == request_id:
+                task.cancel()
+
+    async def _json(
+        self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
+        receive: Receive, send: Send,
+    ) -> None:
+        task = self._start(request_id, method, params, principal, _no_emit)
+        hangup = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait({task, hangup}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            hangup.cancel()
+        if not task.done():  # the client left: the request is cancelled (H-20)
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            return
+        reply = task.result()
+        await _send_json(send, _status_of(reply), reply)
+
+    async def _stream(
+        self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
+        receive: Receive, send: Send,
+    ) -> None:
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        async def emit(notification: str, notification_params: Any) -> None:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "method": notification}
+            if notification_params is not None:
+                message["params"] = notification_params
+            queue.put_nowait(encode(message))
+
+        task = self._start(request_id, method, params, principal, emit)
+        task.add_done_callback(lambda done: queue.put_nowait(None))
+        hangup = asyncio.ensure_future(_disconnected(receive))
+        started = False
+        try:
+            while True:
+                getting = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait(
+                    {getting, hangup}, timeout=self.keepalive_seconds,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if hangup in done:
+                    getting.cancel()
+                    break
+                if not started and (getting in done and task.done() and queue.empty()):
+                    # finished before sending anything else: a plain JSON reply will do...
+                    # ...unless it is an error whose status is not 200
+                    getting.cancel()
+                    reply = task.result()
+                    await _send_json(send, _status_of(reply), reply)
+                    return
+                if not started:
+                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                    started = True
+                if getting not in done:
+                    getting.cancel()
+                    await _send_chunk(send, b": keep-alive\n\n")
+                    continue
+                data = getting.result()
+                if data is None:
+                    await _send_chunk(send, b"event: message\ndata: " + task.result() + b"\n\n")
+                    break
+                await _send_chunk(send, b"event: message\ndata: " + data + b"\n\n")
+        finally:
+            hangup.cancel()
+            if not task.done():  # the client closed the stream: the request is cancelled
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        if started:
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def claims(headers: Mapping[str, str], message: Any, legacy_versions: list[str]) -> bool:
+    """Whether a POST belongs to the stateless era (checklist H-52): its version header
+    names no handshake-era revision and no session is named, or (without the header) its
+    ``_meta`` names a protocol version."""
+    if headers.get("mcp-session-id") is not None:
+        return False
+    version = headers.get(VERSION_HEADER)
+    if version is not None:
+        return version not in legacy_versions
+    if isinstance(message, dict):
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+    return False
+
+
+def _same(header_value: str, body_value: Any) -> bool:
+    """Header and body agree; numbers compare numerically (``42`` equals ``42.0``)."""
+    if isinstance(body_value, bool | str):
+        return header_value == header_form(body_value)
+    if isinstance(body_value, int | float):
+        try:
+            return float(header_value) == float(body_value)
+        except ValueError:
+            return False
+    return False
+
+
+def _status_of(reply: bytes) -> int:
+    from .http import _error_code
+
+    code = _error_code(reply)
+    if code is None:
+        return 200
+    if code == METHOD_NOT_FOUND:
+        return 404
+    return 400 if code in BAD_REQUEST_CODES else 200
+
+
+async def _no_emit(method: str, params: Any) -> None:
+    """JSON replies carry no notifications (none can arise without a token or level)."""
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _send_json(send: Send, status: int, body: bytes) -> None:
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode())],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_empty(send: Send, status: int) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _send_chunk(send: Send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
