@@ -11,20 +11,25 @@ from typing import Any
 import jsonschema.validators
 import pytest
 
+from conftest import models_module
+
 from mcp_codegen.errors import CodegenError
 from mcp_codegen.rewrite import (
     add_discriminators,
     clean_doc_links,
     dedupe_defs,
+    default_result_type,
     empty_objects_as_maps,
     hoist_allof_props,
     name_mixed_unions,
     open_objects,
     rewrite_for_models,
+    schema_era,
     share_inline_objects,
     sort_defs,
     widen_number,
 )
+from mcp_codegen.runtime.spec import Era
 
 JSONObject = dict[str, Any]
 
@@ -408,6 +413,104 @@ def test_add_discriminators_picks_the_first_tag_in_name_order() -> None:
     assert document["$defs"]["U"]["discriminator"] == {"propertyName": "kind"}
 
 
+# default_result_type
+
+
+def result_def(*extra: str) -> JSONObject:
+    """A stateless-era result definition: ``resultType`` plus ``extra`` required strings."""
+    properties: JSONObject = {"resultType": {"type": "string", "description": "kind"}}
+    properties.update({name: {"type": "string"} for name in extra})
+    return {"type": "object", "properties": properties, "required": [*extra, "resultType"]}
+
+
+def stateless_schema() -> JSONObject:
+    return schema(
+        {
+            "DiscoverRequest": tagged("method", "server/discover"),
+            "Result": result_def(),
+            "CallToolResult": result_def("content"),
+            "InputRequiredResult": result_def(),
+            "Tool": {"type": "object", "properties": {"resultType": {"type": "string"}}},
+        }
+    )
+
+
+def test_schema_era_is_handshake_iff_initialize_is_defined() -> None:
+    assert schema_era(stateless_schema()) is Era.STATELESS
+    handshake = schema({"InitializeRequest": tagged("method", "initialize")}, "definitions")
+    assert schema_era(handshake) is Era.HANDSHAKE
+
+
+def test_default_result_type_makes_it_optional_with_the_spec_default() -> None:
+    document = stateless_schema()
+    default_result_type(document)
+    defs = document["$defs"]
+    assert defs["Result"]["properties"]["resultType"] == {
+        "type": "string",
+        "description": "kind",
+        "default": "complete",
+    }
+    assert "required" not in defs["Result"]  # emptied, so dropped
+    assert defs["CallToolResult"]["required"] == ["content"]
+    assert defs["CallToolResult"]["properties"]["resultType"]["default"] == "complete"
+    assert defs["InputRequiredResult"]["properties"]["resultType"]["default"] == "input_required"
+    # a non-required resultType still gets the default; nothing else is touched
+    assert defs["Tool"]["properties"]["resultType"]["default"] == "complete"
+    assert defs["DiscoverRequest"] == tagged("method", "server/discover")
+
+
+def test_default_result_type_leaves_handshake_era_schemas_alone() -> None:
+    document = schema({"InitializeRequest": tagged("method", "initialize"), "Result": result_def()})
+    before = copy.deepcopy(document)
+    default_result_type(document)
+    assert document == before
+
+
+def test_the_result_type_leniency_admits_a_missing_result_type_and_nothing_else(
+    spec_dir: Path,
+) -> None:
+    """The one prescribed widening: a stateless-era result may omit ``resultType``."""
+    document = json.loads((spec_dir / "2026-07-28" / "schema.json").read_text())
+    validator_class = jsonschema.validators.validator_for(document)
+    strict = rewrite_for_models(document, lenient=False)
+    lenient = rewrite_for_models(document)
+    for name in ("CallToolResult", "InputRequiredResult", "Result", "ListToolsResult"):
+        original = validator_class({**strict, "$ref": f"#/$defs/{name}"})
+        fixed = validator_class({**lenient, "$ref": f"#/$defs/{name}"})
+        base: JSONObject = {"content": []} if name == "CallToolResult" else {}
+        if name == "ListToolsResult":
+            base.update({"tools": [], "cacheScope": "public", "ttlMs": 0})
+        if name == "InputRequiredResult":
+            base["requestState"] = "opaque"
+        assert not original.is_valid(base) and fixed.is_valid(base), name
+        for value, valid in (
+            ("complete", True),
+            ("input_required", True),
+            (None, False),
+            (7, False),
+        ):
+            instance = {**base, "resultType": value}
+            assert original.is_valid(instance) is valid and fixed.is_valid(instance) is valid
+
+
+def test_generated_results_default_their_result_type_and_dump_only_what_was_set() -> None:
+    models = models_module("2026-07-28")
+    built = models.CallToolResult(content=[models.TextContent(type="text", text="hi")])
+    assert built.result_type == "complete"
+    assert built.model_dump(mode="json", exclude_unset=True) == {
+        "content": [{"type": "text", "text": "hi"}]
+    }
+    assert models.InputRequiredResult(request_state="s").result_type == "input_required"
+    listed = models.ListToolsResult(tools=[], cache_scope="public", ttl_ms=0)
+    assert listed.result_type == "complete"
+    received = {"content": [], "resultType": "complete"}
+    parsed = models.CallToolResult.model_validate(received, by_name=False)
+    assert parsed.model_dump(mode="json", exclude_unset=True) == received
+    older = models.CallToolResult.model_validate({"content": []}, by_name=False)
+    assert older.result_type == "complete"  # the spec: absent means "complete"
+    assert "resultType" not in older.model_dump(mode="json", exclude_unset=True)
+
+
 # the whole chain
 
 
@@ -442,9 +545,12 @@ def variants(instance: Any) -> Iterator[tuple[str, Any]]:
 def test_rewritten_schema_accepts_and_rejects_exactly_what_the_original_does(
     spec_dir: Path,
 ) -> None:
-    """Every official example of 2026-07-28, and one-key mutations of it, get the same verdict."""
+    """Every official example of 2026-07-28, and one-key mutations of it, get the same verdict.
+
+    (Less the documented deviations: the errata and the ``resultType`` leniency.)
+    """
     document = json.loads((spec_dir / "2026-07-28" / "schema.json").read_text())
-    rewritten = rewrite_for_models(document, errata=False)
+    rewritten = rewrite_for_models(document, errata=False, lenient=False)
     validator_class = jsonschema.validators.validator_for(document)
     examples = sorted((spec_dir / "2026-07-28" / "examples").rglob("*.json"))
     assert len(examples) > 100

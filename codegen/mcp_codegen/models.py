@@ -73,6 +73,7 @@ def emit_models(document: dict[str, Any]) -> dict[str, str]:
                 use_standard_collections=True,
                 use_annotated=True,
                 field_constraints=True,
+                strict_nullable=True,  # a field with a default is not nullable (resultType)
                 enum_field_as_literal=LiteralType.All,
                 use_type_alias=True,
                 collapse_root_models=False,

@@ -2,8 +2,9 @@
 
 Every step is a pure function over a deep copy of the schema document. None changes which
 instances the schema accepts (``discriminator`` is an annotation that JSON Schema validators
-ignore); a test checks that against the official examples. See docs in the README for why
-each step exists.
+ignore); a test checks that against the official examples. The two documented exceptions are
+the upstream :data:`ERRATA` and one leniency the specification itself prescribes
+(:func:`default_result_type`). See docs in the README for why each step exists.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .errors import CodegenError
+from .runtime.spec import Era
 
 JSONObject = dict[str, Any]
 
@@ -28,6 +30,10 @@ DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
 SCHEMA_MAPS = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
+# resultType defaults (stateless era): "complete" unless the result names another kind here.
+RESULT_TYPE_PROPERTY = "resultType"
+RESULT_TYPE_DEFAULT = "complete"
+RESULT_TYPE_EXCEPTIONS = {"InputRequiredResult": "input_required"}
 DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
 CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
 
@@ -44,16 +50,20 @@ def ref_name(node: Any) -> str | None:
     return None
 
 
-def rewrite_for_models(document: JSONObject, *, errata: bool = True) -> JSONObject:
+def rewrite_for_models(
+    document: JSONObject, *, errata: bool = True, lenient: bool = True
+) -> JSONObject:
     """Apply every rewrite, in order, to a deep copy of ``document``.
 
     All rewrites keep the set of accepted instances unchanged, except the documented
-    upstream :data:`ERRATA` (``errata=False`` leaves them out).
+    upstream :data:`ERRATA` (``errata=False`` leaves them out) and the leniency the
+    specification prescribes for an absent ``resultType`` (``lenient=False`` leaves it out).
     """
     rewritten = copy.deepcopy(document)
     steps: list[Callable[[JSONObject], None]] = [
         sort_defs,
         *([apply_errata] if errata else []),
+        *([default_result_type] if lenient else []),
         clean_doc_links,
         empty_objects_as_maps,
         open_objects,
@@ -104,6 +114,62 @@ def _allow_fractional_numbers(node: JSONObject) -> None:
 ERRATA: tuple[tuple[str, tuple[str, ...], Callable[[JSONObject], None]], ...] = (
     ("ElicitResult", ("properties", "content", "additionalProperties"), _allow_fractional_numbers),
 )
+
+
+def schema_era(document: JSONObject) -> Era:
+    """The era of a schema, by the rule ``analyse`` uses: handshake iff ``initialize`` exists.
+
+    (Read off the definitions directly: ``analyse`` imports this module, not the reverse.)
+    """
+    from .analyse import HANDSHAKE_METHOD  # deferred: analyse imports this module
+
+    for schema in document[definitions_key(document)].values():
+        method = schema.get("properties", {}).get("method") if isinstance(schema, dict) else None
+        if isinstance(method, dict) and method.get("const") == HANDSHAKE_METHOD:
+            return Era.HANDSHAKE
+    return Era.STATELESS
+
+
+def default_result_type(document: JSONObject) -> None:
+    """Stateless era: ``resultType`` becomes optional, defaulting to ``"complete"``.
+
+    Since 2026-07-28 every result definition requires ``resultType: string`` so that a
+    client can tell a final result from an ``InputRequiredResult`` before parsing it. The
+    property's own description says: "Servers implementing this protocol version MUST
+    include this field. For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    ``resultType``), the client MUST treat the absent field as ``"complete"``."
+
+    So the models take ``resultType`` as optional with that default (``result_type``
+    defaults to ``"complete"``): ``CallToolResult(content=[...])`` builds without it, and a result
+    from an older server parses as the spec demands. ``InputRequiredResult`` (the one
+    result that is never "complete") defaults to ``"input_required"`` instead, from the
+    exception table :data:`RESULT_TYPE_EXCEPTIONS`, so that building it needs no tag either.
+
+    This is a documented leniency, not an equivalence: a result without ``resultType``,
+    which the published JSON schema rejects, is accepted by the models (the test suite's
+    equivalence check runs with ``lenient=False``; no invalid-instance fixture asserts the
+    rejection). datamodel-code-generator types every optional property as nullable unless
+    ``strict_nullable`` is on, so the field reads ``str | None = "complete"`` and a ``null``
+    tag is accepted too; ``strict_nullable=True`` in ``models.emit_models`` would give
+    ``str = "complete"`` (no official schema has another ``default``, so nothing else would
+    change). A default is never *set*, so ``model_dump(exclude_unset=True)`` still
+    round-trips what was received byte for byte, and a sender that must include the field
+    (a server of this revision) has to put it on the wire itself. Handshake-era schemas
+    have no ``resultType`` and are left alone.
+    """
+    if schema_era(document) is not Era.STATELESS:
+        return
+    for name, schema in document[definitions_key(document)].items():
+        prop = schema.get("properties", {}).get(RESULT_TYPE_PROPERTY)
+        if not isinstance(prop, dict) or prop.get("type") != "string":
+            continue
+        prop["default"] = RESULT_TYPE_EXCEPTIONS.get(name, RESULT_TYPE_DEFAULT)
+        required = schema.get("required")
+        if isinstance(required, list) and RESULT_TYPE_PROPERTY in required:
+            required.remove(RESULT_TYPE_PROPERTY)
+            if not required:
+                del schema["required"]
 
 
 def clean_doc_links(document: JSONObject) -> None:

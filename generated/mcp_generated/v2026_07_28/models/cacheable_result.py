@@ -29,7 +29,7 @@ class CacheableResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -35,7 +35,7 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -17,7 +17,7 @@ class CompleteResult(MCPModel):
         result_meta_object.ResultMetaObject | None, Field(alias="_meta")
     ] = None
     completion: complete_result_completion.CompleteResultCompletion
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -42,7 +42,7 @@ class DiscoverResult(MCPModel):
     focus on information that helps the model use the server effectively
     and should not duplicate information already in tool descriptions.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -21,7 +21,7 @@ class GetPromptResult(MCPModel):
     An optional description for the prompt.
     """
     messages: list[prompt_message.PromptMessage]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

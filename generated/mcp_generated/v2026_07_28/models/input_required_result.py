@@ -23,7 +23,7 @@ class InputRequiredResult(MCPModel):
         input_requests_1.InputRequests | None, Field(alias="inputRequests")
     ] = None
     request_state: Annotated[str | None, Field(alias="requestState")] = None
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "input_required"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

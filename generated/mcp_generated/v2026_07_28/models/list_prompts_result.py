@@ -35,7 +35,7 @@ class ListPromptsResult(MCPModel):
     If present, there may be more results available.
     """
     prompts: list[prompt.Prompt]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -37,7 +37,7 @@ class ListResourceTemplatesResult(MCPModel):
     resource_templates: Annotated[
         list[resource_template.ResourceTemplate], Field(alias="resourceTemplates")
     ]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -35,7 +35,7 @@ class ListResourcesResult(MCPModel):
     If present, there may be more results available.
     """
     resources: list[resource.Resource]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

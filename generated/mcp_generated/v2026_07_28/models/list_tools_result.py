@@ -34,7 +34,7 @@ class ListToolsResult(MCPModel):
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

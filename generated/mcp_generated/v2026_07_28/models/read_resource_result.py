@@ -33,7 +33,7 @@ class ReadResourceResult(MCPModel):
         text_resource_contents.TextResourceContents
         | blob_resource_contents.BlobResourceContents
     ]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

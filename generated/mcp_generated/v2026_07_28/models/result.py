@@ -19,7 +19,7 @@ class Result(MCPModel):
     meta: Annotated[
         result_meta_object.ResultMetaObject | None, Field(alias="_meta")
     ] = None
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -21,7 +21,7 @@ class SubscriptionsListenResult(MCPModel):
         subscriptions_listen_result_meta_object.SubscriptionsListenResultMetaObject,
         Field(alias="_meta"),
     ]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
