@@ -282,6 +282,9 @@ class ServerSession(Session):
     def _check_structured_output(self, name: str, result: Any) -> None:
         if self.tool_schemas.tools.get(name, {}).get("outputSchema") is None:
             return
+        assert self.package is not None
+        if "structured_content" not in self.package.models.CallToolResult.model_fields:
+            return  # the negotiated revision has no structured output (before 2025-06-18)
         wire = to_wire(result)
         if not isinstance(wire, dict) or wire.get("isError"):
             return

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Engine,
@@ -29,6 +30,7 @@ from .jsonrpc import (
     RpcError,
     is_request_id,
 )
+from .sieve import SieveError, sieve
 from .spec import Direction, Gate, NotificationSpec, RequestSpec
 from .stubs import Handlers, MethodNotFound, RequestContext
 
@@ -297,7 +299,8 @@ class Session:
         return spec  # type: ignore[no-any-return]
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        spec = self.own_spec(self.request_spec(method), "request")
+        negotiated = self.request_spec(method)
+        spec = self.own_spec(negotiated, "request")
         handler = self.handler(spec.handler_name)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -315,11 +318,34 @@ class Session:
                 f"Invalid params for {method}: _meta.progressToken must be a string or integer",
             )
         try:
-            return await handler(typed, context)
+            result = await handler(typed, context)
         except MethodNotFound:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
         finally:
             context.progress_state["done"] = True  # no progress after the result
+        if spec is negotiated:
+            return result
+        return self.sieved(negotiated, result)
+
+    def sieved(self, negotiated: Any, result: Any) -> Any:
+        """A result made with the user's revision, cut down to what the negotiated one
+        defines (a 2024-11-05 client never sees ``structuredContent``, ``title``, ...)."""
+        assert self.own_package is not None
+        wire = to_wire(result)
+        target = negotiated.result_type
+        if not isinstance(wire, dict) or not isinstance(target, type):
+            return wire
+        if wire.get("resultType") not in (None, "complete") or "task" in wire:
+            return wire  # an alternative result (input required, a created task): as is
+        try:
+            outcome = sieve(wire, target, self.own_package.models)
+        except SieveError as error:
+            logger.error("%s result cannot be expressed in %s: %s", negotiated.method,
+                         self.package.version if self.package else "?", error)
+            raise RpcError(INTERNAL_ERROR, "Internal error") from None
+        for dropped in outcome.dropped:
+            logger.warning("%s result: dropped %s (%s)", negotiated.method, dropped.path, dropped.reason)
+        return outcome.value
 
     async def on_notification(self, method: str, params: Any) -> None:
         if self.package is None:
