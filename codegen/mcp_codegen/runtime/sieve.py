@@ -33,6 +33,7 @@ something to remove.
 
 from __future__ import annotations
 
+import sys
 import types
 import typing
 from collections.abc import Iterable
@@ -289,16 +290,21 @@ def _root_node(target: type[BaseModel], source: ModuleType | None) -> _Node | No
         pass
     with _LOCK:
         if key not in _ROOTS:
-            builder = _Builder(source)
+            builder = _Builder(source, widening=_revision(source) < _revision(target))
             node = builder.model(target, builder.source_class(target, ()))
             _ROOTS[key] = None if node.trivial() else node
         return _ROOTS[key]
 
 
 class _Builder:
-    def __init__(self, source: ModuleType | None) -> None:
+    def __init__(self, source: ModuleType | None, *, widening: bool = False) -> None:
         self.source = source
         self.strict = source is None
+        # Data made with an OLDER revision than the target's (a 2025-11-25 handler serving a
+        # 2026-07-28 request): a member the newer target no longer types is one of its open
+        # members (``properties`` of ``Tool.inputSchema``, now one JSON Schema keyword
+        # among others), not a newer addition to strip; unions are still sieved.
+        self.widening = widening and source is not None
         self.building: set[int] = set()
 
     def source_class(
@@ -328,7 +334,7 @@ class _Builder:
         sources = _wire_fields(source) if source is not None else {}
         if self.strict:
             plan.keep = frozenset(targets)
-        else:
+        elif not self.widening:
             plan.drop = frozenset(set(sources) - set(targets))
         fields = []
         for wire, info in targets.items():
@@ -459,6 +465,19 @@ def _is_scalar(value: Any) -> bool:
 
 def _is_literal(value: Any) -> bool:
     return typing.get_origin(value) is Literal
+
+
+def _revision(where: ModuleType | type[BaseModel] | None) -> str:
+    """The protocol revision of a generated models package or class ('' if unknown)."""
+    if where is None:
+        return ""
+    name = where.__name__ if isinstance(where, ModuleType) else where.__module__
+    while name:
+        version = getattr(sys.modules.get(name), "PROTOCOL_VERSION", None)
+        if isinstance(version, str):
+            return version
+        name = name.rpartition(".")[0]
+    return ""
 
 
 def _wire_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
