@@ -2,12 +2,20 @@
 
 Every tool, resource and prompt that ``@modelcontextprotocol/conformance`` calls by name is
 here, plus a few extras the interop tests use (``test_tool_slow``, ``test_tool_fast``,
-``test_list_roots``, ``test_send_tool_list_changed``, ``test_update_watched_resource``).
+``test_list_roots``, ``test_send_tool_list_changed``, ``test_update_watched_resource``,
+``test_header_params``).
 
 It also reads as a demo of the runtime: one ``ServerHandlers`` subclass with one typed
 ``async`` method per request it serves. Capabilities are derived from the methods it
 overrides (tools, resources with subscribe, prompts, completions; logging is built in),
 and ``ctx.peer`` calls the client back (sampling, elicitation, roots, notifications).
+
+The same handlers serve both eras. In a handshake-era session (2025-11-25 and earlier)
+``ctx.peer.elicit(...)`` is a live request to the client; in a stateless 2026-07-28 request
+the runtime turns it into an ``InputRequiredResult`` and re-runs the handler when the client
+retries with its ``inputResponses`` (``input_key`` names the entry). Tool and prompt list
+changes go through a server-wide ``ChangeFeed``: to every handshake session that declared
+the capability and to every ``subscriptions/listen`` stream that opted in.
 
     python examples/conformance_server.py --stdio                       # stdin/stdout
     python examples/conformance_server.py --stdio --protocol 2025-06-18  # one revision only
@@ -26,6 +34,7 @@ from typing import Any
 
 from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
 from mcp_codegen.runtime.server import run_stdio
+from mcp_codegen.runtime.stateless import ChangeFeed, input_key, resumed_from_state
 from mcp_codegen.runtime.stubs import RequestContext
 from mcp_generated import REVISIONS
 from mcp_generated.v2025_11_25 import models
@@ -72,6 +81,13 @@ def embedded(uri: str, mime_type: str, body: str) -> models.EmbeddedResource:
 
 def user(content: Content) -> models.PromptMessage:
     return models.PromptMessage(role="user", content=content)
+
+
+def answered(result: models.ElicitResult, field: str) -> Any:
+    """A field of an accepted elicitation, or how the user answered (decline, cancel)."""
+    if result.action != "accept" or not result.content:
+        return f"<{result.action}>"
+    return result.content.get(field)
 
 
 # -- tools are methods registered by a decorator ------------------------------------------
@@ -161,6 +177,21 @@ SEP1330_ENUMS = {
     },
 }
 
+NAME_FORM = {"type": "object", "properties": {"name": STRING}, "required": ["name"]}
+COLOR_FORM = {"type": "object", "properties": {"color": STRING}, "required": ["color"]}
+CONTEXT_FORM = {"type": "object", "properties": {"context": STRING}, "required": ["context"]}
+CONFIRM_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+#: A tool whose arguments clients mirror as Mcp-Param-* headers (2026-07-28, x-mcp-header).
+HEADER_PARAMS = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "description": "Where to run", "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "description": "How urgent", "x-mcp-header": "Priority"},
+        "note": {"type": "string", "description": "Not mirrored in a header"},
+    },
+    "required": ["region"],
+}
+
 USER_FORM = {
     "type": "object",
     "properties": {
@@ -220,32 +251,53 @@ PROMPTS = [
         arguments=[required_argument("resourceUri", "URI of the resource to embed")],
     ),
     models.Prompt(name="test_prompt_with_image", description="A prompt that includes image content"),
+    models.Prompt(
+        name="test_input_required_result_prompt",
+        description="Asks the user for context first (elicitation), then builds the prompt",
+    ),
 ]
+#: Listed only while switched on by test_trigger_tool_change / test_trigger_prompt_change.
+DYNAMIC_TOOL = models.Tool(
+    name="test_dynamic_tool",
+    description="Appears and disappears with test_trigger_tool_change",
+    input_schema=models.ToolInputSchema(type="object", properties={}),
+)
+DYNAMIC_PROMPT = models.Prompt(
+    name="test_dynamic_prompt", description="Appears and disappears with test_trigger_prompt_change"
+)
 
 
 class ConformanceServer(ServerHandlers):
     """Serves the fixture tools, resources, prompts and completions."""
 
-    def __init__(self) -> None:
+    def __init__(self, changes: ChangeFeed | None = None) -> None:
         self.subscriptions: set[str] = set()
         self.watched_content = "Watched resource content"
+        self.changes = changes if changes is not None else ChangeFeed()  # pass it to the server
+        self.dynamic_tool = False
+        self.dynamic_prompt = False
 
     # -- tools/list and tools/call -----------------------------------------------------------
 
     async def list_tools(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
     ) -> models.ListToolsResult:
-        return models.ListToolsResult(tools=[definition for definition, _ in TOOLS.values()])
+        tools = [definition for definition, _ in TOOLS.values()]
+        return models.ListToolsResult(tools=tools + ([DYNAMIC_TOOL] if self.dynamic_tool else []))
 
     async def call_tool(
         self, params: models.CallToolRequestParams, ctx: Ctx
     ) -> models.CallToolResult:
         """Run a tool; an exception inside it becomes an ``isError`` result the model can read."""
         entry = TOOLS.get(params.name)
+        if params.name == DYNAMIC_TOOL.name and self.dynamic_tool:
+            return models.CallToolResult(content=[text("The dynamic tool is here")])
         if entry is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         try:
             output = await entry[1](self, params.arguments or {}, ctx)
+        except RpcError:
+            raise  # a protocol error (e.g. -32021, a capability the client did not declare)
         except Exception as error:
             return models.CallToolResult(content=[text(str(error))], is_error=True)
         return models.CallToolResult(content=[text(output)] if isinstance(output, str) else output)
@@ -360,6 +412,105 @@ class ConformanceServer(ServerHandlers):
             await ctx.peer.send_resource_updated(uri=WATCHED_URI)
         return "Watched resource updated"
 
+    @tool("Asks the user's name (input key user_name) and greets them")
+    async def test_input_required_result_elicitation(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        answer = await input_key("user_name", self.form(ctx, "What is your name?", NAME_FORM))
+        return f"Hello, {answered(answer, 'name')}!"
+
+    @tool("Asks the client's LLM for the capital of France (input key capital_question)")
+    async def test_input_required_result_sampling(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        reply = await input_key("capital_question", self.sample(ctx, "What is the capital of France?", 100))
+        return f"LLM response: {reply}"
+
+    @tool("Lists the client's roots (input key client_roots)")
+    async def test_input_required_result_list_roots(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        result = await input_key("client_roots", ctx.peer.list_roots())
+        return "Client roots: " + ", ".join(f"{root.uri} ({root.name})" for root in result.roots)
+
+    @tool("Asks for a confirmation; says state-ok when the retry's requestState passed its check")
+    async def test_input_required_result_request_state(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        answer = await input_key("confirm", self.form(ctx, "Please confirm", CONFIRM_FORM))
+        state = "state-ok" if resumed_from_state() else "no requestState"
+        return f"Confirmed: ok={answered(answer, 'ok')}; {state}"
+
+    @tool("Asks for a name, a greeting from the LLM and the roots, all in one round")
+    async def test_input_required_result_multiple_inputs(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        name, greeting, roots = await asyncio.gather(
+            input_key("user_name", self.form(ctx, "What is your name?", NAME_FORM)),
+            input_key("greeting", self.sample(ctx, "Generate a greeting", 50)),
+            input_key("client_roots", ctx.peer.list_roots()),
+        )
+        uris = ", ".join(root.uri for root in roots.roots)
+        return f"{greeting} {answered(name, 'name')} (roots: {uris})"
+
+    @tool("Asks for a name, then (next round) for a favourite colour")
+    async def test_input_required_result_multi_round(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        name = await input_key("step1", self.form(ctx, "Step 1: What is your name?", NAME_FORM))
+        message = "Step 2: What is your favorite color?"
+        color = await input_key("step2", self.form(ctx, message, COLOR_FORM))
+        return f"{answered(name, 'name')} likes {answered(color, 'color')}"
+
+    @tool("Asks for a confirmation; a retry whose requestState was altered is rejected")
+    async def test_input_required_result_tampered_state(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        answer = await input_key("confirm", self.form(ctx, "Please confirm", CONFIRM_FORM))
+        return f"Confirmed: ok={answered(answer, 'ok')}"
+
+    @tool("Asks only for what the client declared: elicitation and/or sampling")
+    async def test_input_required_result_capabilities(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        declared = ctx.peer.session.peer_capabilities
+        calls: list[Awaitable[Any]] = []
+        if "elicitation" in declared:
+            calls.append(input_key("user_name", self.form(ctx, "What is your name?", NAME_FORM)))
+        if "sampling" in declared:
+            calls.append(input_key("greeting", self.sample(ctx, "Generate a greeting", 50)))
+        if not calls:
+            return "The client declared neither elicitation nor sampling: nothing to ask"
+        answers = await asyncio.gather(*calls)
+        return f"Got {len(answers)} answer(s)"
+
+    @tool("Needs the client's sampling capability (asks its LLM); without it: -32021")
+    async def test_missing_capability(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return f"LLM response: {await self.sample(ctx, 'Say hello', 20)}"
+
+    @tool("Asks the user to confirm before it answers (elicitation)")
+    async def test_streaming_elicitation(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        answer = await self.form(ctx, "Please confirm to continue", CONFIRM_FORM)
+        return f"Confirmed: ok={answered(answer, 'ok')}"
+
+    @tool("Logs at debug, info, warning and error (sent only at or above the client's level)")
+    async def test_logging_tool(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        for level in ("debug", "info", "warning", "error"):
+            await ctx.log(level, f"test_logging_tool: a {level} message", "conformance")
+        return "Logged 4 messages"
+
+    @tool("Shows or hides test_dynamic_tool; tools list_changed goes to every listener")
+    async def test_trigger_tool_change(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        self.dynamic_tool = not self.dynamic_tool
+        self.changes.tools_changed()
+        return f"{DYNAMIC_TOOL.name} is {'listed' if self.dynamic_tool else 'hidden'} now"
+
+    @tool("Shows or hides test_dynamic_prompt; prompts list_changed goes to every listener")
+    async def test_trigger_prompt_change(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        self.dynamic_prompt = not self.dynamic_prompt
+        self.changes.prompts_changed()
+        return f"{DYNAMIC_PROMPT.name} is {'listed' if self.dynamic_prompt else 'hidden'} now"
+
+    @tool("Echoes region and priority, which clients mirror as Mcp-Param-* headers", schema=HEADER_PARAMS)
+    async def test_header_params(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return f"region={args.get('region')!r} priority={args.get('priority')!r} note={args.get('note')!r}"
+
+    def form(self, ctx: Ctx, message: str, schema: dict[str, Any]) -> Awaitable[models.ElicitResult]:
+        """Ask the user to fill a form (``ctx.peer.elicit``)."""
+        requested = models.ElicitRequestFormParamsRequestedSchema.model_validate(schema)
+        return ctx.peer.elicit(models.ElicitRequestFormParams(message=message, requested_schema=requested))
+
+    async def sample(self, ctx: Ctx, prompt: str, max_tokens: int) -> str:
+        """The text the client's LLM answers to ``prompt`` (``ctx.peer.create_message``)."""
+        message = models.SamplingMessage(role="user", content=text(prompt))
+        result = await ctx.peer.create_message(messages=[message], max_tokens=max_tokens)
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        return " ".join(b.text for b in blocks if isinstance(b, models.TextContent)) or "No response"
+
     async def ask(self, ctx: Ctx, message: str, schema: dict[str, Any], label: str) -> str:
         """Ask the user to fill a form; describe the answer as ``label: action=..., content=...``."""
         form = models.ElicitRequestFormParamsRequestedSchema.model_validate(schema)
@@ -415,12 +566,13 @@ class ConformanceServer(ServerHandlers):
     async def list_prompts(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
     ) -> models.ListPromptsResult:
-        return models.ListPromptsResult(prompts=PROMPTS)
+        return models.ListPromptsResult(prompts=PROMPTS + ([DYNAMIC_PROMPT] if self.dynamic_prompt else []))
 
     async def get_prompt(
         self, params: models.GetPromptRequestParams, ctx: Ctx
     ) -> models.GetPromptResult:
-        prompt = next((p for p in PROMPTS if p.name == params.name), None)
+        listed = PROMPTS + ([DYNAMIC_PROMPT] if self.dynamic_prompt else [])
+        prompt = next((p for p in listed if p.name == params.name), None)
         if prompt is None:
             raise RpcError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         args = params.arguments or {}
@@ -435,6 +587,12 @@ class ConformanceServer(ServerHandlers):
             messages = [user(resource), user(text("Please process the embedded resource above."))]
         elif prompt.name == "test_prompt_with_image":
             messages = [user(image()), user(text("Please analyze the image above."))]
+        elif prompt.name == "test_input_required_result_prompt":
+            message = "What context should the prompt use?"
+            answer = await input_key("user_context", self.form(ctx, message, CONTEXT_FORM))
+            messages = [user(text(f"Answer with this context in mind: {answered(answer, 'context')}"))]
+        elif prompt.name == DYNAMIC_PROMPT.name:
+            messages = [user(text("This prompt comes and goes."))]
         else:
             messages = [user(text("This is a simple prompt for testing."))]
         return models.GetPromptResult(messages=messages)
@@ -463,7 +621,21 @@ def protocol_packages(revisions: Sequence[str]) -> list[ModuleType]:
     return [importlib.import_module(f"mcp_generated.{REVISIONS[r]}") for r in revisions]
 
 
-def serve_http(port: int, options: dict[str, Any]) -> None:
+def serving_options(server: ConformanceServer, revisions: Sequence[str] = ()) -> dict[str, Any]:
+    """How ``server`` is served: identity, list_changed for tools and prompts, its change
+    feed (shared by both eras), and the revisions to speak (default: every one generated)."""
+    options: dict[str, Any] = {
+        "server_info": SERVER_INFO,
+        "instructions": INSTRUCTIONS,
+        "list_changed": ["tools", "prompts"],
+        "changes": server.changes,
+    }
+    if revisions:
+        options["packages"] = protocol_packages(revisions)
+    return options
+
+
+def serve_http(server: ConformanceServer, port: int, options: dict[str, Any]) -> None:
     """Serve Streamable HTTP at http://127.0.0.1:PORT/mcp with uvicorn."""
     try:
         from mcp_codegen.runtime.http import http_app  # type: ignore[import-not-found,unused-ignore]
@@ -476,7 +648,7 @@ def serve_http(port: int, options: dict[str, Any]) -> None:
         ) from None
     import uvicorn
 
-    uvicorn.run(http_app(ConformanceServer(), **options), host="127.0.0.1", port=port)
+    uvicorn.run(http_app(server, **options), host="127.0.0.1", port=port)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -489,20 +661,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="append",
         default=[],
         metavar="REVISION",
-        help="speak only this revision (repeatable); default: every handshake revision",
+        help="speak only this revision (repeatable); default: every generated revision, "
+        "handshake era and 2026-07-28 side by side",
     )
     args = parser.parse_args(argv)
-    options: dict[str, Any] = {
-        "server_info": SERVER_INFO,
-        "instructions": INSTRUCTIONS,
-        "list_changed": ["tools"],
-    }
-    if args.protocol:
-        options["packages"] = protocol_packages(args.protocol)
+    server = ConformanceServer()
+    options = serving_options(server, args.protocol)
     if args.stdio:
-        run_stdio(ConformanceServer(), **options)
+        run_stdio(server, **options)
     else:
-        serve_http(args.port, options)
+        serve_http(server, args.port, options)
 
 
 if __name__ == "__main__":

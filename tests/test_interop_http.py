@@ -260,6 +260,7 @@ async def test_sdk_client_prompts(ours: dict[str, str]) -> None:
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
             "test_prompt_with_image",
+            "test_input_required_result_prompt",
         ]
         with_args = await session.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
         assert wire(with_args) == {

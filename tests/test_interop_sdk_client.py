@@ -39,7 +39,7 @@ INSTRUCTIONS = "Fixture server of the MCP conformance suite, built on mcp-codege
 CAPABILITIES = {
     "completions": {},
     "logging": {},
-    "prompts": {},
+    "prompts": {"listChanged": True},
     "resources": {"subscribe": True},
     "tools": {"listChanged": True},
 }
@@ -67,6 +67,21 @@ TOOL_NAMES = [
     "test_list_roots",
     "test_send_tool_list_changed",
     "test_update_watched_resource",
+    # the 2026-07-28 fixtures (multi round-trip input, listen streams, x-mcp-header)
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    "test_header_params",
 ]
 SAMPLED_TEXT = "This is a test response from the client"
 
@@ -391,6 +406,10 @@ async def test_prompts_list_and_get() -> None:
                 ],
             },
             {"name": "test_prompt_with_image", "description": "A prompt that includes image content"},
+            {
+                "name": "test_input_required_result_prompt",
+                "description": "Asks the user for context first (elicitation), then builds the prompt",
+            },
         ]
         simple = await session.get_prompt("test_simple_prompt")
         assert wire(simple) == {

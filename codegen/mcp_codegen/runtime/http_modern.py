@@ -85,6 +85,8 @@ class ModernEndpoint:
         self, headers: Mapping[str, str], message: Any, principal: Any, receive: Receive, send: Send
     ) -> None:
         """Answer one POST whose body is already parsed."""
+        # optional whitespace around a field value is not part of it (RFC 9110, 5.5)
+        headers = {name: value.strip(" \t") for name, value in headers.items()}
         if not isinstance(message, dict):
             await _send_json(send, 400, encode_error(
                 None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")

@@ -105,3 +105,14 @@ def modern_meta(params: Any) -> dict[str, Any] | None:
     if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
         return meta
     return None
+
+
+# Result and multi round-trip fields (wire names).
+RESULT_TYPE: Final = "resultType"
+INPUT_REQUESTS: Final = "inputRequests"
+INPUT_RESPONSES: Final = "inputResponses"
+REQUEST_STATE: Final = "requestState"
+#: Error codes only a stateless-era server sends: seeing one proves the server is modern.
+MODERN_ERRORS: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)

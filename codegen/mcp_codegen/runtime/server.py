@@ -26,6 +26,7 @@ from .session import (
     has_capability,
     may_answer_with_task,
     package_of,
+    plain,
     to_wire,
 )
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
@@ -43,6 +44,15 @@ TASK_STATUS = "notifications/tasks/status"
 SUBSCRIBE = "resources/subscribe"
 UNSUBSCRIBE = "resources/unsubscribe"
 RESOURCE_UPDATED = "notifications/resources/updated"
+#: Server-wide changes: published on the ChangeFeed so every session and listen stream hears.
+CHANGE_NOTIFICATIONS = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        RESOURCE_UPDATED,
+    }
+)
 # From this revision on, invalid tool arguments are a tool error result, not -32602.
 ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
 
@@ -145,7 +155,17 @@ class ServerSession(Session):
         self.task_store = TaskStore(self._task_status) if tasks else None
         self.task_builtins = TaskBuiltins(self.task_store) if self.task_store else None
         self.subscribed_uris: set[str] = set()
-        self._unsubscribe = changes.subscribe(self._on_change) if changes is not None else None
+        self.changes = changes
+        self._unsubscribe = (
+            changes.subscribe(self._on_change, owner=self) if changes is not None else None
+        )
+
+    async def send_notification(self, spec: Any, params: Any) -> None:
+        """Send to this session's client; a change notification also goes to the change
+        feed, so the other sessions and the 2026-07-28 listen streams hear of it too."""
+        await super().send_notification(spec, params)
+        if self.changes is not None and spec.method in CHANGE_NOTIFICATIONS:
+            self.changes.publish(spec.method, plain(params) if params else None, origin=self)
 
     def close(self) -> None:
         """Stop receiving server-wide changes (the connection or session ended)."""

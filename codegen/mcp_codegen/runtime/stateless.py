@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -54,7 +54,7 @@ from .modern import (
     SUBSCRIPTION_ID_KEY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .server import ServerSession
+from .server import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED, ServerSession
 from .session import (
     CapabilityError,
     ProtocolPackage,
@@ -89,12 +89,11 @@ LIST_CHANGED_FILTERS = {
         ("resources", "listChanged"),
     ),
 }
-RESOURCE_UPDATED = "notifications/resources/updated"
-CHANGE_NOTIFICATIONS = frozenset(
-    [method for method, _ in LIST_CHANGED_FILTERS.values()] + [RESOURCE_UPDATED]
-)
 
 Emit = Callable[[str, Any], Awaitable[None]]
+T = TypeVar("T")
+#: Error codes retired in 2026-07-28 (MUST NOT be emitted) -> the code that replaces them.
+RETIRED_CODES = {-32002: INVALID_PARAMS}  # resource not found is invalid params (SEP-2164)
 
 
 class InputRequired(BaseException):
@@ -139,7 +138,7 @@ class StateSealer:
         """The payload of a sealed state; RpcError(-32602) if it was altered or expired."""
         body, _, tag = token.partition(".") if isinstance(token, str) else ("", "", "")
         expected = _b64(hmac.new(self.key, body.encode("ascii", "replace"), hashlib.sha256).digest())
-        if not body or not hmac.compare_digest(tag, expected):
+        if not body or not hmac.compare_digest(tag.encode("utf-8"), expected.encode("ascii")):
             raise RpcError(
                 INVALID_PARAMS,
                 "Invalid params: requestState failed its integrity check; "
@@ -173,16 +172,28 @@ class ChangeFeed:
     """
 
     def __init__(self) -> None:
-        self._listeners: set[Callable[[str, dict[str, Any]], None]] = set()
+        self._listeners: dict[Callable[[str, dict[str, Any]], None], object] = {}
 
-    def subscribe(self, listener: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
-        """Call ``listener(method, params)`` for each change; returns the unsubscribe."""
-        self._listeners.add(listener)
-        return lambda: self._listeners.discard(listener)
+    def subscribe(
+        self, listener: Callable[[str, dict[str, Any]], None], owner: object = None
+    ) -> Callable[[], None]:
+        """Call ``listener(method, params)`` for each change; returns the unsubscribe.
+        ``owner`` does not hear the changes it publishes itself (see :meth:`publish`)."""
+        self._listeners[listener] = owner
 
-    def publish(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        for listener in list(self._listeners):
-            listener(method, dict(params or {}))
+        def unsubscribe() -> None:
+            self._listeners.pop(listener, None)
+
+        return unsubscribe
+
+    def publish(
+        self, method: str, params: Mapping[str, Any] | None = None, *, origin: object = None
+    ) -> None:
+        """Tell every listener, except those owned by ``origin`` (a session that already
+        sent the notification to its own client)."""
+        for listener, owner in list(self._listeners.items()):
+            if origin is None or owner is not origin:
+                listener(method, dict(params or {}))
 
     def tools_changed(self) -> None:
         self.publish("notifications/tools/list_changed")
@@ -209,10 +220,13 @@ class RequestScope:
     meta: dict[str, Any]
     emit: Emit
     principal: Any = None
+    name: Any = None  # params.name / params.uri of the three input-required methods
     answers: dict[str, Any] = field(default_factory=dict)
     asked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)  # input keys used by this run of the handler
     calls: int = 0
     user_state: Any = None
+    resumed: bool = False  # a requestState came with the request and passed its check
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
@@ -234,6 +248,31 @@ def current_scope() -> RequestScope:
         return _scope.get()
     except LookupError:
         raise CapabilityError("no stateless request is being served here") from None
+
+
+def resumed_from_state() -> bool:
+    """Whether the stateless request being served carried a ``requestState`` that passed
+    its integrity check (False in handshake-era sessions, which keep no such state)."""
+    scope = _scope.get(None)
+    return scope is not None and scope.resumed
+
+
+_input_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "mcp_input_key", default=None
+)
+
+
+async def input_key(key: str, call: Awaitable[T]) -> T:
+    """Await ``call`` (a ``ctx.peer.elicit`` / ``create_message`` / ``list_roots``) with
+    ``key`` naming its entry in ``inputRequests`` / ``inputResponses`` (2026-07-28), instead
+    of the default ``<kind>-<n>``. No effect in handshake-era sessions. Keys are unique
+    within a request; ask several at once with ``asyncio.gather(input_key(...), ...)``.
+    """
+    token = _input_key.set(key)
+    try:
+        return await call
+    finally:
+        _input_key.reset(token)
 
 
 class InputSender:
@@ -268,7 +307,10 @@ class InputSender:
         self._require_capabilities(method, negotiated, wire)
         negotiated.validate_params(wire)
         scope.calls += 1
-        key = f"{INPUT_KIND[method]}-{scope.calls}"
+        key = _input_key.get() or f"{INPUT_KIND[method]}-{scope.calls}"
+        if key in scope.used:
+            raise CapabilityError(f"input key {key!r} is used twice in one request")
+        scope.used.add(key)
         if key in scope.answers:
             try:
                 return validate_any_result(server.own_spec(negotiated, "request"), scope.answers[key])
@@ -474,6 +516,7 @@ class StatelessServer(ServerSession):
         self.request_spec(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)
         if method in INPUT_REQUIRED_METHODS:
+            scope.name = params.get(NAME_PARAM[method])
             params = self._resume(scope, params)
         token = _scope.set(scope)
         try:
@@ -481,19 +524,29 @@ class StatelessServer(ServerSession):
                 result = await self._serve(method, params, request_id)
             except InputRequired:
                 return self._input_required(scope, params)
+            except RpcError as error:
+                if error.code in RETIRED_CODES:
+                    raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None
+                raise
             return self.finish(method, result, scope)
         finally:
             _scope.reset(token)
 
     def _resume(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
-        """Load the answers of earlier rounds from a retry's sealed requestState."""
+        """Load the answers of earlier rounds from a retry's sealed requestState, and this
+        round's from ``inputResponses`` (without a requestState: answers to a first round
+        whose state the client dropped, or to keys the handler asks for by name)."""
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
         sealed = params.get("requestState")
         if sealed is None:
+            scope.answers = dict(responses or {})  # the handler takes the keys it asks for
             return params
         state = self.sealer.open(sealed)
         if (
             state.get("m") != scope.method
-            or state.get("n") != params.get(NAME_PARAM[scope.method])
+            or state.get("n") != scope.name
             or state.get("p") != principal_tag(scope.principal)
         ):
             raise RpcError(
@@ -502,11 +555,11 @@ class StatelessServer(ServerSession):
                 "retry without requestState and inputResponses",
             )
         answers = dict(state.get("a") or {})
-        responses = params.get("inputResponses")
-        if isinstance(responses, dict):
+        if responses:
             expected = set(state.get("k") or ())
             answers.update((k, v) for k, v in responses.items() if k in expected)  # extras ignored
         scope.answers = answers
+        scope.resumed = True
         if "u" in state:  # the handler's own requestState, verified by our seal
             scope.user_state = state["u"]
             return {**params, "requestState": state["u"]}
@@ -515,9 +568,10 @@ class StatelessServer(ServerSession):
     def _input_required(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
         state = {
             "m": scope.method,
-            "n": params.get(NAME_PARAM[scope.method]),
+            "n": scope.name,
             "p": principal_tag(scope.principal),
-            "a": scope.answers,
+            # the answers this run used (stray inputResponses are not carried forward)
+            "a": {k: v for k, v in scope.answers.items() if k in scope.used},
             "k": sorted(scope.asked),
         }
         result: dict[str, Any] = {
@@ -548,7 +602,7 @@ class StatelessServer(ServerSession):
             raise RpcError(-32603, "Internal error")
         state: dict[str, Any] = {
             "m": scope.method,
-            "n": None,
+            "n": scope.name,
             "p": principal_tag(scope.principal),
             "a": {},
             "k": sorted((wire.get("inputRequests") or {}).keys()),
@@ -798,5 +852,7 @@ __all__ = [
     "StatelessServer",
     "build_router",
     "current_scope",
+    "input_key",
+    "resumed_from_state",
     "stateless_packages",
 ]
