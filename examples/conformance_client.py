@@ -1,8 +1,10 @@
 """The client under test for the official conformance suite (client mode).
 
 The harness runs ``python examples/conformance_client.py <server url>`` with the scenario in
-``MCP_CONFORMANCE_SCENARIO``. Each scenario is a few lines of ordinary client code: connect
-(Streamable HTTP), do what the scenario asks, exit 0.
+``MCP_CONFORMANCE_SCENARIO`` (and its data in ``MCP_CONFORMANCE_CONTEXT``). Each scenario is a
+few lines of ordinary client code: connect (Streamable HTTP; the revision is negotiated, so
+the same code runs the handshake-era and the 2026-07-28 scenarios), do what the scenario
+asks, exit 0.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import sys
 from typing import Any
 
 from mcp_codegen.runtime.client import connect_http
-from mcp_generated import v2024_11_05, v2025_03_26, v2025_06_18, v2025_11_25
+from mcp_codegen.runtime.oauth import ClientMetadata, OAuthError, OAuthProvider, auto_approve
 from mcp_generated.v2025_11_25 import client as client_stubs
 from mcp_generated.v2025_11_25 import models
 
-PROTOCOLS = [v2025_11_25, v2025_06_18, v2025_03_26, v2024_11_05]
+DUMMY = {"string": "x", "integer": 1, "number": 1, "boolean": True, "object": {}, "array": []}
 
 
 class ConformanceHandlers(client_stubs.ClientHandlers):
@@ -34,8 +36,51 @@ class ConformanceHandlers(client_stubs.ClientHandlers):
         return models.ElicitResult(action="accept", content=defaults)
 
 
-async def run(url: str, scenario: str) -> None:
-    async with connect_http(url, protocol=PROTOCOLS, handlers=ConformanceHandlers()) as client:
+def sample_arguments(tool: Any) -> dict[str, Any]:
+    """Placeholder values for a tool's required arguments, by their JSON type."""
+    schema = tool.input_schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    properties = schema.get("properties") or {}
+    return {
+        name: DUMMY.get(str((properties.get(name) or {}).get("type")), "x")
+        for name in schema.get("required") or []
+    }
+
+
+async def exercise(client: Any, tools: Any) -> None:
+    """Use every tool, resource and prompt the server offers, once each."""
+    for tool in tools.tools:
+        await client.call_tool(name=tool.name, arguments=sample_arguments(tool))
+    capabilities = client.session.peer_capabilities
+    if "resources" in capabilities:
+        for resource in (await client.list_resources()).resources:
+            await client.read_resource(uri=resource.uri)
+    if "prompts" in capabilities:
+        for prompt in (await client.list_prompts()).prompts:
+            await client.get_prompt(name=prompt.name)
+
+
+def oauth_for(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider | None:
+    """auth/* scenarios: OAuth with a user agent that approves on its own (the mock
+    authorization servers redirect at once), pre-registered credentials when the context
+    has them, else a Client ID Metadata Document URL or dynamic registration."""
+    if not scenario.startswith("auth/"):
+        return None
+    return OAuthProvider(
+        url,
+        user_agent=auto_approve(),
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url="https://conformance-test.local/client-metadata.json",
+        client_metadata=ClientMetadata(
+            client_name="mcp-codegen conformance client",
+            redirect_uris=("http://localhost:3000/callback",),
+        ),
+    )
+
+
+async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
+    auth = oauth_for(url, scenario, context)
+    async with connect_http(url, handlers=ConformanceHandlers(), auth=auth) as client:
         if "tools" not in client.session.peer_capabilities:
             return  # e.g. the initialize scenario: the handshake is the whole test
         tools = await client.list_tools()
@@ -51,6 +96,12 @@ async def run(url: str, scenario: str) -> None:
             schema = focal.input_schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
             echo = next(name for name in names if name != focal.name)
             await client.call_tool(name=echo, arguments={"schema": schema})
+        elif scenario == "http-custom-headers":
+            for call in context.get("toolCalls", []):
+                await client.call_tool(name=call["name"], arguments=call["arguments"])
+        elif scenario in ("sep-2322-client-request-state", "http-standard-headers",
+                          "http-invalid-tool-headers") or scenario.startswith("auth/"):
+            await exercise(client, tools)
 
 
 def main() -> int:
@@ -59,8 +110,11 @@ def main() -> int:
         return 2
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}") or "{}")
-    del context  # auth scenarios (which use it) are not supported yet
-    asyncio.run(run(sys.argv[-1], scenario))
+    try:
+        asyncio.run(run(sys.argv[-1], scenario, context))
+    except OAuthError as error:  # e.g. a mix-up or resource mismatch the client refused
+        print(f"authorization failed: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run the official conformance suite against our server and our client (handshake era).
+# Run the official conformance suite against our server (handshake era) and our client.
 #   server: examples/conformance_server.py over Streamable HTTP, --suite all, per revision
-#   client: examples/conformance_client.py, --suite all at 2025-11-25, expected failures
+#   client: examples/conformance_client.py, --suite all at 2025-11-25 and at 2026-07-28,
+#           each with its expected-failures file
 # Usage: scripts/conformance.sh [PYTHON]   (default: .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ bash scripts/peers.sh >/dev/null
 NODE=.peers/bin/node
 SUITE=.peers/node_modules/@modelcontextprotocol/conformance/dist/index.js
 BASELINE=conformance/expected-failures.yml
+BASELINE_2026=conformance/expected-failures-2026-07-28.yml
 OUT=${OUT:-.peers/results}
 mkdir -p "$OUT"
 
@@ -32,32 +34,38 @@ for _ in $(seq 1 100); do
 done
 
 status=0
-for version in 2025-11-25 2025-06-18; do
+for version in 2026-07-28 2025-11-25 2025-06-18; do  # 2026-07-28: stateless era, same endpoint
   echo "--- server suite all, spec-version $version"
   "$NODE" "$SUITE" server --url "http://127.0.0.1:$PORT/mcp" --suite all \
     --spec-version "$version" > "$OUT/server-$version.log" 2>&1 || status=1
   grep -E '^(✗|Total)' "$OUT/server-$version.log" || true
 done
 
-echo "--- client suite all, spec-version 2025-11-25 (expected failures: $BASELINE)"
 client_cmd="$PYTHON examples/conformance_client.py"
-if ! isolated "$NODE" "$SUITE" client --command "$client_cmd" --suite all --spec-version 2025-11-25 \
-    --expected-failures "$BASELINE" --timeout 30000 > "$OUT/client-suite.log" 2>&1; then
-  # Scenarios run in parallel there; timing-sensitive ones (sse-retry) can miss their
-  # window on 2 cores. Re-run each unexpected failure alone, as the SDKs' CI does.
-  mapfile -t failed < <(grep -E '^✗' "$OUT/client-suite.log" | sed -E 's/^✗ ([^:]+):.*/\1/' \
-    | grep -vxF -f <(grep -E '^  - ' "$BASELINE" | sed 's/^  - //') || true)
-  if [ "${#failed[@]}" -eq 0 ]; then
-    grep -E 'stale|Stale|unexpected' "$OUT/client-suite.log" || true
-    status=1
+client_suite() {  # VERSION BASELINE LOG: the client suite at one spec version
+  local version=$1 baseline=$2 log=$3 scenario
+  echo "--- client suite all, spec-version $version (expected failures: $baseline)"
+  if ! isolated "$NODE" "$SUITE" client --command "$client_cmd" --suite all --spec-version "$version" \
+      --expected-failures "$baseline" --timeout 30000 > "$log" 2>&1; then
+    # Scenarios run in parallel there; timing-sensitive ones (sse-retry) can miss their
+    # window on 2 cores. Re-run each unexpected failure alone, as the SDKs' CI does.
+    mapfile -t failed < <(grep -E '^✗' "$log" | sed -E 's/^✗ ([^:]+):.*/\1/' \
+      | grep -vxF -f <(grep -E '^  - ' "$baseline" | sed 's/^  - //') || true)
+    if [ "${#failed[@]}" -eq 0 ]; then
+      grep -E 'stale|Stale|unexpected' "$log" || true
+      status=1
+    fi
+    for scenario in "${failed[@]}"; do
+      echo "re-running $scenario alone"
+      isolated "$NODE" "$SUITE" client --command "$client_cmd" --scenario "$scenario" \
+        --spec-version "$version" --timeout 30000 \
+        > "$OUT/client-$version-$(echo "$scenario" | tr / _).log" 2>&1 \
+        || { echo "FAILED: $scenario"; status=1; }
+    done
   fi
-  for scenario in "${failed[@]}"; do
-    echo "re-running $scenario alone"
-    isolated "$NODE" "$SUITE" client --command "$client_cmd" --scenario "$scenario" \
-      --spec-version 2025-11-25 --timeout 30000 > "$OUT/client-$(echo "$scenario" | tr / _).log" 2>&1 \
-      || { echo "FAILED: $scenario"; status=1; }
-  done
-fi
-grep -E '^(✓|✗)' "$OUT/client-suite.log" | grep -v 'auth/' || true
-grep -E 'Total' "$OUT/client-suite.log" || true
+  grep -E '^(✓|✗)' "$log" | grep -v 'auth/' || true
+  grep -E 'Total' "$log" || true
+}
+client_suite 2025-11-25 "$BASELINE" "$OUT/client-suite.log"
+client_suite 2026-07-28 "$BASELINE_2026" "$OUT/client-suite-2026-07-28.log"
 exit $status

@@ -299,7 +299,7 @@ async def test_a_dropped_reply_stream_is_resumed_with_last_event_id() -> None:
         assert texts(result) == ["progressed"]
         resumed = [e for e in server.requests("GET") if "last-event-id" in e["headers"]]
         assert len(resumed) == 1
-        assert re.fullmatch(r"p\d+\.0", resumed[0]["headers"]["last-event-id"])
+        assert re.fullmatch(r"[0-9a-f]{8}p\d+\.0", resumed[0]["headers"]["last-event-id"])  # the priming event
         assert resumed[0]["headers"]["mcp-session-id"] == client.session.transport.session_id
         await eventually(lambda: len(handlers.progress) == 3)
         assert handlers.steps("r") == [1, 2, 3]

@@ -1,55 +1,199 @@
-"""Connect a generated ``Client`` to a server: handshake, capabilities, stdio launcher."""
+"""Connect a generated ``Client`` to a server: era negotiation, capabilities, stdio launcher.
+
+Two eras are spoken. The handshake era (2024-11-05 ... 2025-11-25) starts with
+``initialize``; the stateless era (2026-07-28) has no handshake: every request carries its
+own ``_meta`` (version, client capabilities, client info), a ``server/discover`` probe finds
+the server's revisions, server->client requests come back inside ``input_required``
+results (answered by the same ``ClientHandlers`` hooks), and notifications outside a
+request arrive on ``subscriptions/listen`` streams.
+
+``protocol="auto"`` (the default) offers every revision generated beside the handlers'
+package: it probes with ``server/discover`` and falls back to ``initialize``; a package or a
+list of packages pins the choice. ``session.protocol_version``, ``session.era`` and
+``session.negotiation`` tell what was chosen.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import importlib
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .jsonrpc import Engine
+from pydantic import ValidationError
+
+from .jsonrpc import METHOD_NOT_FOUND, Engine, RequestId, RpcError
+from .modern import (
+    ACKNOWLEDGED,
+    CANCELLED,
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    COMPLETE,
+    DISCOVER,
+    INPUT_REQUEST_METHODS,
+    INPUT_REQUESTS,
+    INPUT_REQUIRED,
+    INPUT_REQUIRED_METHODS,
+    INPUT_RESPONSES,
+    LISTEN,
+    LOG_LEVEL_KEY,
+    MODERN_ERRORS,
+    PROTOCOL_VERSION_KEY,
+    REQUEST_STATE,
+    RESULT_TYPE,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from .session import (
+    CapabilityError,
     CommonBuiltins,
     ProtocolPackage,
     Session,
     VersionError,
+    _holds_models,
+    has_capability,
     package_of,
+    plain,
     to_wire,
+    validate_any_result,
 )
+from .http_client import AuthRequired, HttpError
 from .stdio import spawn
 from .tools import ToolSchemas, as_functions, problems
 
+logger = logging.getLogger("mcp_codegen.runtime")
+
 INITIALIZE = "initialize"
 INITIALIZED = "notifications/initialized"
+SET_LEVEL = "logging/setLevel"
 LIST_TOOLS = "tools/list"
 CALL_TOOL = "tools/call"
+AUTO = "auto"
+STATELESS = "stateless"
+HANDSHAKE = "handshake"
+DEFAULT_PACKAGES = "mcp_generated"
+
+ProtocolChoice = ModuleType | Sequence[ModuleType] | str
+"""``"auto"``, one generated package, or a list of them."""
 
 
 class ToolOutputError(ValueError):
     """A tool's structured output does not match the outputSchema the server listed."""
 
 
+class ProtocolViolation(RuntimeError):
+    """The server answered in a way its revision forbids (an unknown ``resultType``,
+    ``input_required`` for a method that may not ask, endless input rounds)."""
+
+
+class _NotModern(Exception):
+    """The ``server/discover`` probe found no stateless-era server (fall back)."""
+
+
+def generated_beside(own: ModuleType) -> list[ProtocolPackage]:
+    """Every revision generated beside ``own`` (its parent's ``REVISIONS``), newest first;
+    a lone vendored package offers its own revision only."""
+    parent_name = own.__name__.rpartition(".")[0]
+    revisions: Mapping[str, str] = {}
+    if parent_name:
+        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
+    packages = {str(own.PROTOCOL_VERSION): ProtocolPackage.of(own)}
+    for revision, name in revisions.items():
+        if revision not in packages:
+            packages[revision] = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
+    return sorted(packages.values(), key=lambda p: p.version, reverse=True)
+
+
+def choose_packages(protocol: ProtocolChoice, handlers: object | None) -> tuple[list[ProtocolPackage], str]:
+    """(the packages to negotiate among, ``"auto"`` or ``"pinned"``)."""
+    if isinstance(protocol, str):
+        if protocol != AUTO:
+            raise ValueError(f"protocol must be 'auto', a generated package or a list, not {protocol!r}")
+        if handlers is not None:
+            own = package_of(handlers)
+        else:
+            folder = importlib.import_module(DEFAULT_PACKAGES)
+            newest = max(folder.REVISIONS)
+            own = importlib.import_module(f"{DEFAULT_PACKAGES}.{folder.REVISIONS[newest]}")
+        return generated_beside(own), AUTO
+    modules = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
+    packages = sorted((ProtocolPackage.of(p) for p in modules), key=lambda p: p.version, reverse=True)
+    return packages, "pinned"
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One notification of a listen stream: its method and typed params."""
+
+    method: str
+    params: Any
+
+
+class Subscription:
+    """An open ``subscriptions/listen`` stream; iterate it for its notifications.
+
+    ``acknowledged`` is the filter the server agreed to honour (typed
+    ``SubscriptionFilter``); iteration ends when the server ends the stream.
+    """
+
+    def __init__(self, request_id: RequestId, background: bool = False) -> None:
+        self.id = request_id
+        self.background = background
+        self.acknowledged: Any = None
+        self.ready = asyncio.Event()
+        self._queue: asyncio.Queue[Notification | None] = asyncio.Queue()
+
+    def deliver(self, method: str, params: Any) -> None:
+        if method == ACKNOWLEDGED:
+            self.acknowledged = getattr(params, "notifications", params)
+            self.ready.set()
+        else:
+            self._queue.put_nowait(Notification(method, params))
+
+    def end(self) -> None:
+        self._queue.put_nowait(None)
+
+    async def get(self, timeout: float | None = None) -> Notification:
+        """The next notification (``StopAsyncIteration`` once the stream has ended)."""
+        item = await asyncio.wait_for(self._queue.get(), timeout)
+        if item is None:
+            self._queue.put_nowait(None)
+            raise StopAsyncIteration
+        return item
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Notification:
+        return await self.get()
+
+
 class ClientSession(Session):
-    """The client side of one connection."""
+    """The client side of one connection, in whichever era was negotiated."""
 
     side = "client"
     peer_side = "server"
 
     def __init__(
         self,
-        packages: Sequence[ProtocolPackage | ModuleType],
+        packages: ProtocolChoice = AUTO,
         handlers: object | None = None,
         *,
         client_info: dict[str, Any] | None = None,
         list_changed: Sequence[str] = (),
         request_timeout: float | None = None,
         validate_tool_output: bool = True,
+        log_level: str | None = None,
+        probe_timeout: float = 10.0,
+        max_input_rounds: int = 10,
+        listen_for_changes: bool = True,
     ) -> None:
-        wrapped = sorted(
-            (ProtocolPackage.of(p) for p in packages), key=lambda p: p.version, reverse=True
-        )
+        wrapped, self.negotiation = choose_packages(packages, handlers)
         if not wrapped:
             raise ValueError("connect needs at least one generated protocol package")
         self.packages = wrapped
@@ -70,17 +214,390 @@ class ClientSession(Session):
         self.on_engine: Any = None  # called with the engine once it exists (in-process pipes)
         self.validate_tool_output = validate_tool_output
         self.tool_schemas = ToolSchemas()
+        self.era: str | None = None
+        self.discovery: Any = None  # the typed server/discover result (stateless era)
+        self.request_log_level = log_level
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
+        self.listen_for_changes = listen_for_changes
+        self._meta: dict[str, Any] = {}
+        self._subscriptions: dict[RequestId, Subscription] = {}
+        self._listeners: set[asyncio.Task[Any]] = set()
+        self._auto_listened: set[str] = set()  # methods the background listen covers
+
+    # -- negotiation -----------------------------------------------------------------------
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated revision (None before negotiation)."""
+        return self.package.version if self.package else None
+
+    def negotiated(self) -> None:
+        """Hook run once the revision is known (and while probing a stateless one)."""
+
+    async def open(self) -> Any:
+        """Negotiate: probe with ``server/discover`` when a stateless revision is offered,
+        else (or when the server is not stateless) run the ``initialize`` handshake.
+        Returns the discover or initialize result."""
+        stateless = [p for p in self.packages if p.era == STATELESS]
+        handshake = [p for p in self.packages if p.era == HANDSHAKE]
+        if stateless:
+            try:
+                return await self._discover(stateless, handshake)
+            except _NotModern as reason:
+                self._leave_stateless()
+                if not handshake:
+                    raise VersionError(
+                        f"the server does not speak {', '.join(p.version for p in stateless)} "
+                        f"({reason}) and no handshake-era revision was offered"
+                    ) from None
+                logger.debug("server/discover probe failed (%s); falling back to initialize", reason)
+        return await self.initialize()
+
+    def _enter_stateless(self, package: ProtocolPackage) -> None:
+        self.era, self.package = STATELESS, package
+        self.derive_capabilities(package, ())
+        self._build_meta()
+        self.negotiated()
+
+    def _leave_stateless(self) -> None:
+        self.era, self.package, self._meta = None, None, {}
+        self.negotiated()
+
+    def _build_meta(self) -> None:
+        """The constant part of every stateless-era request's ``_meta``, built once."""
+        assert self.package is not None
+        meta: dict[str, Any] = {
+            PROTOCOL_VERSION_KEY: self.package.version,
+            CLIENT_CAPABILITIES_KEY: self.own_capabilities,
+            CLIENT_INFO_KEY: self.client_info,
+        }
+        if self.request_log_level is not None:
+            meta[LOG_LEVEL_KEY] = self.request_log_level
+        self._meta = meta
+
+    async def _discover(self, stateless: list[ProtocolPackage], handshake: list[ProtocolPackage]) -> Any:
+        """Probe with ``server/discover``; retry once at a version a -32022 names."""
+        ours = {p.version: p for p in stateless}
+        package = stateless[0]
+        for attempt in (1, 2):
+            self._enter_stateless(package)
+            spec = package.dispatch.REQUESTS[DISCOVER]
+            try:
+                raw = await self._request(spec, {}, self.probe_timeout)
+            except RpcError as error:
+                supported = _supported(error)
+                common = [v for v in ours if v in supported]
+                if error.code == UNSUPPORTED_PROTOCOL_VERSION and common and attempt == 1:
+                    package = ours[common[0]]
+                    continue
+                if supported and not common and not any(p.version in supported for p in handshake):
+                    raise VersionError(
+                        f"the server speaks {', '.join(supported)}; this client speaks "
+                        f"{', '.join(p.version for p in self.packages)}"
+                    ) from None
+                if error.code in MODERN_ERRORS and not supported:
+                    raise  # a stateless-era server refused the probe itself
+                raise _NotModern(f"error {error.code}: {error.message}") from None
+            except asyncio.TimeoutError:
+                raise _NotModern("no answer") from None
+            except AuthRequired:
+                raise
+            except HttpError as error:  # a status without a JSON-RPC error body
+                raise _NotModern(str(error)) from None
+            try:
+                result = spec.validate_result(raw)
+            except ValidationError:
+                raise _NotModern("not a discover result") from None
+            common = [v for v in ours if v in result.supported_versions]
+            if not common:
+                raise _NotModern(f"supports {', '.join(result.supported_versions)}")
+            if common[0] != package.version:
+                self._enter_stateless(ours[common[0]])
+            self._adopt(result, raw)
+            return result
+        raise AssertionError("unreachable")
+
+    def _adopt(self, result: Any, raw: Any) -> None:
+        """Take the server's discover result: capabilities, identity, instructions."""
+        self.discovery = result
+        self.peer_capabilities = to_wire(result.capabilities) or {}
+        meta = raw.get("_meta") if isinstance(raw, dict) else None
+        info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+        self.server_info = info or (raw.get("serverInfo") if isinstance(raw, dict) else None) or {}
+        self.instructions = result.instructions
+        self.peer = self.client
+        if self.listen_for_changes:
+            self._listen_for_changes()
+
+    async def initialize(self) -> Any:
+        """Run the handshake with the newest handshake revision offered; accept any of ours."""
+        assert self.engine is not None
+        offered = [p for p in self.packages if p.era == HANDSHAKE]
+        self.derive_capabilities(offered[0], self.list_changed)
+        params = {
+            "protocolVersion": offered[0].version,
+            "capabilities": self.own_capabilities,
+            "clientInfo": self.client_info,
+        }
+        raw = await self.engine.request(INITIALIZE, params)
+        answered = raw.get("protocolVersion") if isinstance(raw, dict) else None
+        package = next((p for p in offered if p.version == answered), None)
+        if package is None:
+            raise VersionError(
+                f"the server answered protocol revision {answered!r}; this client speaks "
+                f"{', '.join(p.version for p in offered)}"
+            )
+        result = package.dispatch.REQUESTS[INITIALIZE].validate_result(raw)
+        self.era, self.package = HANDSHAKE, package
+        self.derive_capabilities(package, self.list_changed)
+        self.peer_capabilities = to_wire(result.capabilities) or {}
+        self.server_info = to_wire(result.server_info) or {}
+        self.instructions = getattr(result, "instructions", None)
+        self.peer = self.client
+        self.negotiated()
+        await self.engine.notify(INITIALIZED)
+        return result
+
+    async def close(self) -> None:
+        """Cancel the background listen streams (stateless era)."""
+        for task in list(self._listeners):
+            task.cancel()
+        if self._listeners:
+            await asyncio.gather(*self._listeners, return_exceptions=True)
+
+    # -- requests --------------------------------------------------------------------------
 
     async def send_request(
         self, spec: Any, params: Any, timeout: float | None = None
     ) -> Any:
         """Send a request; remember listed tools, check structured tool output."""
-        result = await super().send_request(spec, params, timeout)
+        if self.era == STATELESS:
+            result = await self._send_stateless(spec, params, timeout)
+        else:
+            result = await super().send_request(spec, params, timeout)
         if spec.method == LIST_TOOLS:
             self.tool_schemas.update(result.tools)
         elif spec.method == CALL_TOOL and self.validate_tool_output:
             self._check_tool_output(params, result)
         return result
+
+    async def _send_stateless(self, spec: Any, params: Any, timeout: float | None) -> Any:
+        """One stateless-era call: answer ``input_required`` rounds with the client's hooks
+        and retry (new id, ``inputResponses``, ``requestState`` echoed), until complete."""
+        negotiated = self._negotiated(spec.method, "request")
+        self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
+        wire = plain(params) if params and _holds_models(params) else dict(params or {})
+        raw = await self._request(negotiated, wire, timeout)
+        rounds = 0
+        while isinstance(raw, dict) and raw.get(RESULT_TYPE) == INPUT_REQUIRED:
+            if spec.method not in INPUT_REQUIRED_METHODS:
+                raise ProtocolViolation(f"{spec.method} may not answer input_required")
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise ProtocolViolation(
+                    f"{spec.method} still wanted input after {self.max_input_rounds} rounds"
+                )
+            retry = dict(wire)  # the caller's params, plus this round's answers only
+            retry[INPUT_RESPONSES] = await self._fulfil(raw.get(INPUT_REQUESTS) or {})
+            if REQUEST_STATE in raw:
+                retry[REQUEST_STATE] = raw[REQUEST_STATE]
+            else:
+                retry.pop(REQUEST_STATE, None)
+            raw = await self._request(negotiated, retry, timeout)
+        kind = raw.get(RESULT_TYPE, COMPLETE) if isinstance(raw, dict) else COMPLETE
+        if kind != COMPLETE:
+            raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
+        return validate_any_result(self.own_spec(negotiated, "request"), self.on_result(spec.method, raw))
+
+    def on_result(self, method: str, raw: Any) -> Any:
+        """Hook: a complete stateless-era result before validation (HTTP drops tools)."""
+        return raw
+
+    async def _request(
+        self,
+        spec: Any,
+        wire: dict[str, Any],
+        timeout: float | None,
+        request_id: RequestId | None = None,
+    ) -> Any:
+        """Send one stateless-era request (``_meta`` added) and return its raw result.
+
+        ``timeout`` 0 means none. On expiry or cancellation the request is cancelled:
+        see :meth:`cancel_sent`.
+        """
+        meta = wire.get("_meta")
+        wire = {**wire, "_meta": {**self._meta, **meta} if meta else self._meta}
+        spec.validate_params(wire)  # refuse bad params here; send them as given
+        engine = self.engine
+        if engine is None:
+            raise CapabilityError(f"cannot send {spec.method}: the session is not connected")
+        if request_id is None:
+            request_id = engine.new_request_id()
+        limit = self.request_timeout if timeout is None else timeout
+        if not limit:
+            try:
+                return await engine.request(spec.method, wire, request_id=request_id)
+            except asyncio.CancelledError:
+                await asyncio.shield(self.cancel_sent(request_id, "cancelled"))
+                raise
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(limit, expire)
+        try:
+            return await engine.request(spec.method, wire, request_id=request_id)
+        except asyncio.CancelledError:
+            await asyncio.shield(self.cancel_sent(request_id, "timed out" if expired else "cancelled"))
+            if not expired:
+                raise
+            if hasattr(task, "uncancel"):
+                task.uncancel()
+            raise asyncio.TimeoutError(f"{spec.method} timed out after {limit} s") from None
+        finally:
+            timer.cancel()
+
+    async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
+        """Tell the server a stateless-era request was given up (stdio: a notification)."""
+        if self.engine is not None:
+            with contextlib.suppress(Exception):
+                await self.engine.notify(CANCELLED, {"requestId": request_id, "reason": reason})
+
+    async def _fulfil(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer each input request with the client's hook for its method (the same
+        ``ClientHandlers`` method that answers it in the handshake era)."""
+        answers: dict[str, Any] = {}
+        for key, entry in requests.items():
+            method = entry.get("method") if isinstance(entry, dict) else None
+            if method not in INPUT_REQUEST_METHODS:
+                raise ProtocolViolation(f"input request {key!r} asks for {method!r}")
+            result = await Session.on_request(self, method, entry.get("params"), key)
+            answers[key] = to_wire(result)
+        return answers
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """Server->client requests exist only in the handshake era."""
+        if self.era == STATELESS:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return await super().on_request(method, params, request_id)
+
+    async def set_log_level(self, level: str | None) -> None:
+        """Ask for log messages at ``level`` and above: stateless era, on every later
+        request's ``_meta`` (None: none); handshake era, with ``logging/setLevel``."""
+        if self.era == STATELESS:
+            self.request_log_level = level
+            self._build_meta()
+            return
+        if self.package is None or level is None:
+            raise CapabilityError("set_log_level needs a negotiated session and a level")
+        await self.send_request(self.package.dispatch.REQUESTS[SET_LEVEL], {"level": level})
+
+    # -- subscriptions/listen --------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> AsyncIterator[Subscription]:
+        """Open a ``subscriptions/listen`` stream for the chosen notifications; yields the
+        :class:`Subscription` once the server acknowledged it. Leaving the block cancels
+        the stream. The client's ``on_*`` hooks see the notifications too."""
+        chosen = {
+            "toolsListChanged": tools_list_changed,
+            "promptsListChanged": prompts_list_changed,
+            "resourcesListChanged": resources_list_changed,
+            "resourceSubscriptions": list(resource_subscriptions),
+        }
+        task, subscription = self._open_listen({k: v for k, v in chosen.items() if v})
+        try:
+            ready = asyncio.ensure_future(subscription.ready.wait())
+            limit = self.request_timeout if timeout is None else timeout
+            await asyncio.wait({ready, task}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+            if not ready.done():
+                ready.cancel()
+                if task.done():
+                    task.result()  # the server refused: raise its error
+                    raise ProtocolViolation("the listen stream ended before its acknowledgement")
+                raise asyncio.TimeoutError("no notifications/subscriptions/acknowledged")
+            yield subscription
+        finally:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    def _open_listen(
+        self, notifications: dict[str, Any], background: bool = False
+    ) -> tuple[asyncio.Task[Any], Subscription]:
+        if self.era != STATELESS or self.package is None or self.engine is None:
+            raise CapabilityError("subscriptions/listen needs a stateless-era session")
+        spec = self.package.dispatch.REQUESTS[LISTEN]
+        subscription = Subscription(self.engine.new_request_id(), background)
+        self._subscriptions[subscription.id] = subscription
+
+        async def run() -> Any:
+            try:
+                return await self._request(
+                    spec, {"notifications": notifications}, 0, subscription.id
+                )
+            finally:
+                self._subscriptions.pop(subscription.id, None)
+                subscription.end()
+
+        return asyncio.ensure_future(run()), subscription
+
+    def _listen_for_changes(self) -> None:
+        """Keep ``on_*_list_changed`` hooks working: listen for the list changes whose
+        hooks the client implemented and the server announces (derived from the table)."""
+        assert self.package is not None
+        wanted: dict[str, Any] = {}
+        for spec in self.package.dispatch.NOTIFICATIONS.values():
+            for gate in spec.gates:
+                if gate.path[-1:] != ("listChanged",) or not has_capability(
+                    self.peer_capabilities, gate.path
+                ):
+                    continue
+                if self._user_handler("on_" + spec.handler_name) is not None:
+                    wanted[f"{gate.path[0]}ListChanged"] = True
+                    self._auto_listened.add(spec.method)
+        if wanted:
+            task, _ = self._open_listen(wanted, background=True)
+            self._listeners.add(task)
+            task.add_done_callback(self._listen_ended)
+
+    def _listen_ended(self, task: asyncio.Task[Any]) -> None:
+        self._listeners.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.info("the background subscriptions/listen ended: %r", task.exception())
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        """Route listen-stream notifications (tagged with their subscription id) to their
+        :class:`Subscription`; they reach the client's ``on_*`` hooks too, unless the
+        background listen already brings that kind to the hooks."""
+        if self._subscriptions and isinstance(params, dict):
+            meta = params.get("_meta")
+            key = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+            subscription = self._subscriptions.get(key) if key is not None else None
+            if subscription is not None and self.package is not None:
+                spec = self.package.dispatch.NOTIFICATIONS.get(method)
+                if spec is not None:
+                    with contextlib.suppress(ValidationError):
+                        subscription.deliver(method, self.own_spec(spec, "notification").validate_params(params))
+                if subscription.background is False and method in self._auto_listened:
+                    return
+        await super().on_notification(method, params)
+
+    # -- tools -----------------------------------------------------------------------------
 
     def _check_tool_output(self, params: Any, result: Any) -> None:
         name = (params or {}).get("name")
@@ -99,49 +616,19 @@ class ClientSession(Session):
         """The tools listed so far as function-calling definitions (see ``tools.as_functions``)."""
         return as_functions(self.tool_schemas.tools.values())
 
-    def negotiated(self) -> None:
-        """Hook run once the revision is known, before ``notifications/initialized``."""
 
-    @property
-    def protocol_version(self) -> str | None:
-        """The negotiated revision (None before the handshake)."""
-        return self.package.version if self.package else None
-
-    async def initialize(self) -> Any:
-        """Run the handshake with the newest revision offered; accept any of ours back."""
-        assert self.engine is not None
-        offered = self.packages[0]
-        self.derive_capabilities(offered, self.list_changed)
-        params = {
-            "protocolVersion": offered.version,
-            "capabilities": self.own_capabilities,
-            "clientInfo": self.client_info,
-        }
-        raw = await self.engine.request(INITIALIZE, params)
-        answered = raw.get("protocolVersion") if isinstance(raw, dict) else None
-        package = next((p for p in self.packages if p.version == answered), None)
-        if package is None:
-            raise VersionError(
-                f"the server answered protocol revision {answered!r}; this client speaks "
-                f"{', '.join(p.version for p in self.packages)}"
-            )
-        result = package.dispatch.REQUESTS[INITIALIZE].validate_result(raw)
-        self.package = package
-        self.derive_capabilities(package, self.list_changed)
-        self.peer_capabilities = to_wire(result.capabilities) or {}
-        self.server_info = to_wire(result.server_info) or {}
-        self.instructions = getattr(result, "instructions", None)
-        self.peer = self.client
-        self.negotiated()
-        await self.engine.notify(INITIALIZED)
-        return result
+def _supported(error: RpcError) -> list[str]:
+    """The ``data.supported`` versions of an error (empty when absent or malformed)."""
+    data = error.data if isinstance(error.data, dict) else {}
+    supported = data.get("supported")
+    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
 
 
 @contextlib.asynccontextmanager
 async def connect(
     transport: Any, session: ClientSession
 ) -> AsyncIterator[Any]:
-    """Run the engine over ``transport``, handshake, yield the typed ``Client``."""
+    """Run the engine over ``transport``, negotiate, yield the typed ``Client``."""
     engine = Engine(
         transport,
         session,
@@ -154,14 +641,16 @@ async def connect(
         transport.deliver = engine._receive  # HTTP: responses arrive on the POSTs
     reader = asyncio.create_task(engine.run())
     try:
-        initialize = asyncio.create_task(session.initialize())
-        done, _ = await asyncio.wait({initialize, reader}, return_when=asyncio.FIRST_COMPLETED)
-        if initialize not in done:
-            initialize.cancel()
-            raise ConnectionError("the server closed the connection during initialize")
-        initialize.result()
+        opening = asyncio.create_task(session.open())
+        done, _ = await asyncio.wait({opening, reader}, return_when=asyncio.FIRST_COMPLETED)
+        if opening not in done:
+            opening.cancel()
+            raise ConnectionError("the server closed the connection during negotiation")
+        opening.result()
         yield session.client
     finally:
+        with contextlib.suppress(Exception):
+            await session.close()
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await reader
@@ -171,7 +660,7 @@ async def connect(
 async def connect_stdio(
     command: Sequence[str],
     *,
-    protocol: ModuleType | Sequence[ModuleType],
+    protocol: ProtocolChoice = AUTO,
     handlers: object | None = None,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
@@ -179,24 +668,34 @@ async def connect_stdio(
 ) -> AsyncIterator[Any]:
     """Start ``command`` as a stdio server and yield a connected, typed ``Client``.
 
-    ``protocol`` is a generated package (or several, to negotiate among them). The server
-    process is always cleaned up: stdin closed, then terminated, then killed.
+    ``protocol``: ``"auto"`` (every revision generated beside the handlers' package), a
+    generated package, or several to negotiate among. The server process is always
+    cleaned up: stdin closed, then terminated, then killed.
     """
-    packages = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
-    session = ClientSession(packages, handlers, **options)
+    session = ClientSession(protocol, handlers, **options)
     async with spawn(command, env=env, cwd=cwd) as transport, connect(transport, session) as client:
         yield client
 
 
 class HttpClientSession(ClientSession):
-    """A client session over Streamable HTTP: re-initializes once when the server has
-    forgotten the session (404), then retries the request."""
+    """A client session over Streamable HTTP.
+
+    Handshake era: re-initializes once when the server has forgotten the session (404),
+    then retries the request. Stateless era: request-metadata headers on every POST,
+    tools with invalid ``x-mcp-header`` annotations dropped, one ``tools/list`` refresh and
+    retry on -32020, cancellation by closing the reply stream.
+    """
 
     transport: Any = None
     _reinitializing: asyncio.Task[Any] | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.param_headers: dict[str, Any] = {}  # tool name -> its x-mcp-header paths
+
     def negotiated(self) -> None:
         self.transport.protocol_version = self.protocol_version
+        self.transport.modern = self.era == STATELESS
 
     async def initialize(self) -> Any:
         result = await super().initialize()
@@ -220,6 +719,8 @@ class HttpClientSession(ClientSession):
     ) -> Any:
         from .http_client import SessionExpired
 
+        if self.era == STATELESS:
+            return await super().send_request(spec, params, timeout)
         session_id = self.transport.session_id
         try:
             return await super().send_request(spec, params, timeout)
@@ -237,26 +738,97 @@ class HttpClientSession(ClientSession):
             await self._reinitialize(session_id)
             await super().send_notification(spec, params)
 
+    async def _request(
+        self,
+        spec: Any,
+        wire: dict[str, Any],
+        timeout: float | None,
+        request_id: RequestId | None = None,
+    ) -> Any:
+        """POST with the request-metadata headers; on -32020 refresh tools and retry once."""
+        from .http_client import REQUEST_HEADERS, request_headers
+        from .modern import HEADER_MISMATCH
+
+        assert self.package is not None
+        for attempt in (1, 2):
+            tool = wire.get("name") if spec.method == CALL_TOOL else None
+            headers = request_headers(
+                spec.method, wire, self.package.version, self.param_headers.get(tool) if tool else None
+            )
+            token = REQUEST_HEADERS.set(headers)
+            try:
+                return await super()._request(spec, wire, timeout, request_id)
+            except RpcError as error:
+                if error.code != HEADER_MISMATCH or attempt == 2 or spec.method == DISCOVER:
+                    raise
+                logger.info("%s: header mismatch (%s); refreshing tools/list", spec.method, error.message)
+            finally:
+                REQUEST_HEADERS.reset(token)
+            request_id = None  # the retry is a new request
+            if spec.method == CALL_TOOL:
+                await self.refresh_tools()
+        raise AssertionError("unreachable")
+
+    async def refresh_tools(self) -> None:
+        """List every page of tools again (their ``x-mcp-header`` annotations)."""
+        assert self.package is not None
+        spec = self.package.dispatch.REQUESTS[LIST_TOOLS]
+        cursor: str | None = None
+        while True:
+            result = await self.send_request(spec, {"cursor": cursor} if cursor is not None else None)
+            cursor = result.next_cursor
+            if cursor is None:
+                return
+
+    async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
+        """Stateless HTTP: closing the reply stream (done by the transport) is the cancel."""
+
+    def on_result(self, method: str, raw: Any) -> Any:
+        """``tools/list``: drop tools whose ``x-mcp-header`` annotations are invalid (with a
+        warning) and remember where the valid ones sit."""
+        if method != LIST_TOOLS or not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
+            return raw
+        from .http_client import InvalidHeaderAnnotation, param_headers
+
+        kept = []
+        for tool in raw["tools"]:
+            name: Any = tool.get("name") if isinstance(tool, dict) else None
+            try:
+                found = param_headers(tool.get("inputSchema") if isinstance(tool, dict) else None)
+            except InvalidHeaderAnnotation as error:
+                logger.warning("tool %r is not used: invalid x-mcp-header (%s)", name, error)
+                self.param_headers.pop(name, None)
+                continue
+            if found:
+                self.param_headers[name] = found
+            else:
+                self.param_headers.pop(name, None)
+            kept.append(tool)
+        return raw if len(kept) == len(raw["tools"]) else {**raw, "tools": kept}
+
 
 @contextlib.asynccontextmanager
 async def connect_http(
     url: str,
     *,
-    protocol: ModuleType | Sequence[ModuleType],
+    protocol: ProtocolChoice = AUTO,
     handlers: object | None = None,
     headers: dict[str, str] | None = None,
     bearer_token: str | None = None,
+    auth: Any = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
 
-    The session is ended with DELETE on exit; a 404 for a known session re-initializes.
+    Handshake era: the session is ended with DELETE on exit; a 404 for a known session
+    re-initializes. Stateless era: POST only, no session. ``auth``: an
+    :class:`~mcp_codegen.runtime.oauth.OAuthProvider` (or any ``HttpAuth``) that puts
+    credentials on every request and answers 401/403 challenges.
     """
     from .http_client import HttpClientTransport
 
-    packages = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
-    transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token)
-    session = HttpClientSession(packages, handlers, **options)
+    transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    session = HttpClientSession(protocol, handlers, **options)
     session.transport = transport
     try:
         async with connect(transport, session) as client:

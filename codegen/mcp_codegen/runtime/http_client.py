@@ -4,6 +4,10 @@ No HTTP library is needed: MCP uses a handful of request shapes (POST of one JSO
 GET of an SSE stream, DELETE), and a direct implementation avoids the per-call overhead
 that caps general-purpose clients. Responses are JSON or SSE (``Content-Length`` or
 chunked); every message they carry is handed to the JSON-RPC engine.
+
+The stateless era (2026-07-28) is POST only: no session, no GET stream, no DELETE; every
+POST carries the request-metadata headers (:func:`request_headers`), and closing a reply
+stream is how a request is cancelled.
 """
 
 from __future__ import annotations
@@ -11,12 +15,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+import re
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
+
+from .modern import (
+    HEADER_ANNOTATION,
+    NAME_PARAM,
+    encode_header_value,
+    header_form,
+)
+
+if TYPE_CHECKING:
+    from .oauth import HttpAuth
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -40,6 +56,94 @@ class AuthRequired(HttpError):
 
 class SessionExpired(HttpError):
     """404 for a request that carried a session id: the client must initialize again."""
+
+
+# -- stateless-era request-metadata headers ------------------------------------------------
+
+#: The per-request headers of the POST being sent (set by the session around one request;
+#: the transport's ``send`` runs in the same task, so it sees them).
+REQUEST_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar(
+    "mcp_request_headers", default=None
+)
+
+ParamHeaders = dict[tuple[str, ...], str]
+"""Where a tool's ``x-mcp-header`` parameters sit in its arguments -> their header token."""
+
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 token
+_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
+
+
+class InvalidHeaderAnnotation(ValueError):
+    """A tool's ``x-mcp-header`` annotations break the rules (such a tool is not used)."""
+
+
+def param_headers(input_schema: Any) -> ParamHeaders:
+    """The ``x-mcp-header`` annotations of a tool's input schema, by property path.
+
+    Valid only on ``string``/``integer``/``boolean`` properties reached from the root
+    through ``properties`` alone, as non-empty RFC 9110 tokens unique ignoring case;
+    anything else raises :class:`InvalidHeaderAnnotation`.
+    """
+    found: ParamHeaders = {}
+    seen: set[str] = set()
+
+    def walk(node: Any, path: tuple[str, ...] | None) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, None)
+            return
+        if not isinstance(node, dict):
+            return
+        if HEADER_ANNOTATION in node:
+            token = node[HEADER_ANNOTATION]
+            where = ".".join(path) if path else "(not a property)"
+            if not path:
+                raise InvalidHeaderAnnotation(f"{where}: {HEADER_ANNOTATION} outside properties")
+            if not isinstance(token, str) or not _TOKEN.match(token):
+                raise InvalidHeaderAnnotation(f"{where}: {token!r} is not a header token")
+            if node.get("type") not in _HEADER_TYPES:
+                raise InvalidHeaderAnnotation(
+                    f"{where}: {HEADER_ANNOTATION} on a {node.get('type')!r} property"
+                )
+            if token.lower() in seen:
+                raise InvalidHeaderAnnotation(f"{where}: header {token!r} is used twice")
+            seen.add(token.lower())
+            found[path] = token
+        for key, value in node.items():
+            if key in _NOT_SCHEMAS or key == HEADER_ANNOTATION:
+                continue
+            if key == "properties" and path is not None and isinstance(value, dict):
+                for name, child in value.items():
+                    walk(child, (*path, name))
+            else:
+                walk(value, None)
+
+    walk(input_schema, ())
+    return found
+
+
+def request_headers(
+    method: str, params: Mapping[str, Any] | None, version: str, params_headers: ParamHeaders | None
+) -> dict[str, str]:
+    """The request-metadata headers of one stateless-era POST: ``MCP-Protocol-Version``,
+    ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-{Name}`` (Base64 sentinel when needed)."""
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    name_field = NAME_PARAM.get(method)
+    if name_field is not None and params:
+        name = params.get(name_field)
+        if isinstance(name, str):
+            headers["Mcp-Name"] = encode_header_value(name)
+    if params_headers and params:
+        arguments = params.get("arguments")
+        for path, token in params_headers.items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, Mapping) else None
+            form = header_form(value) if value is not None else None
+            if form is not None:
+                headers["Mcp-Param-" + token] = encode_header_value(form)
+    return headers
 
 
 @dataclass
@@ -210,6 +314,17 @@ def _request_id_of(data: bytes) -> Any:
     return None
 
 
+def _error_for(body: bytes, request_id: Any) -> bytes:
+    """An id-less JSON-RPC error body re-addressed to ``request_id`` (empty if not one)."""
+    try:
+        message = from_json(body)
+    except ValueError:
+        return b""
+    if not isinstance(message, dict) or message.get("id") is not None or "error" not in message:
+        return b""
+    return to_json({**message, "id": request_id})
+
+
 def _response_id(data: bytes) -> Any:
     """The id a response answers (None for requests and notifications)."""
     if b'"result"' not in data and b'"error"' not in data:
@@ -229,6 +344,10 @@ class HttpClientTransport:
     ``send`` POSTs one message and hands whatever the response carries (JSON or SSE) to
     ``deliver``; the session id and protocol-version headers are kept and sent after the
     handshake. A GET stream for server-initiated messages is opened on demand.
+
+    With ``modern`` set (stateless era) no session id is kept, each POST also carries
+    :data:`REQUEST_HEADERS`, an id-less JSON-RPC error body answers the request it came
+    for, and a reply stream that ends without the response fails the request.
     """
 
     def __init__(
@@ -237,14 +356,17 @@ class HttpClientTransport:
         *,
         headers: dict[str, str] | None = None,
         bearer_token: str | None = None,
+        auth: HttpAuth | None = None,
     ) -> None:
         base = {"Accept": "application/json, text/event-stream", **(headers or {})}
         if bearer_token:
             base["Authorization"] = f"Bearer {bearer_token}"
         self.http = HttpClient(url, base)
+        self.auth = auth  # OAuth: credentials on every POST, challenges answered (oauth.py)
         self.deliver: Deliver | None = None
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self.modern = False
         self._closed = asyncio.Event()
         self._get_task: asyncio.Task[None] | None = None
         self.last_event_id: str | None = None
@@ -268,7 +390,14 @@ class HttpClientTransport:
     async def send(self, data: bytes) -> None:
         """POST one message; deliver what comes back; resume a broken SSE reply via GET."""
         headers = {"Content-Type": "application/json", **self._session_headers()}
-        response = await self.http.request("POST", data, headers)
+        if self.modern:
+            extra = REQUEST_HEADERS.get()
+            if extra:
+                headers.update(extra)
+        if self.auth is not None:
+            response = await self.auth.send(self.http, "POST", data, headers)
+        else:
+            response = await self.http.request("POST", data, headers)
         try:
             await self._handle(response, data)
         except BaseException:
@@ -291,24 +420,26 @@ class HttpClientTransport:
             if response.status == 404 and self.session_id:
                 raise SessionExpired(response.status, body)
             request_id = _request_id_of(sent)
-            if (
-                content_type.startswith("application/json")
-                and request_id is not None
-                and _response_id(body) == request_id
-                and self.deliver
-            ):
-                await self.deliver(body)  # a JSON-RPC error answering our request
-                return
+            if content_type.startswith("application/json") and request_id is not None and self.deliver:
+                answered = _response_id(body)
+                if answered is None and self.modern:
+                    body = _error_for(body, request_id)  # an id-less error answers this POST
+                    answered = request_id if body else None
+                if answered == request_id:
+                    await self.deliver(body)  # a JSON-RPC error answering our request
+                    return
             if response.status in (401, 403):
                 raise AuthRequired(
                     response.status, body, response.headers.get("www-authenticate", "")
                 )
             raise HttpError(response.status, body)
-        if not self.session_id and "mcp-session-id" in response.headers:
+        if not self.session_id and not self.modern and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):
             request_id = _request_id_of(sent)
             answered, last_id = await self._consume(response, request_id)
+            if request_id is not None and not answered and self.modern:
+                raise ConnectionError("the reply stream ended before the response")
             if request_id is not None and not answered:
                 # Resume in the background: the response may also come on the GET stream.
                 task = asyncio.create_task(self._resume(request_id, last_id))
