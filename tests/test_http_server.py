@@ -154,15 +154,22 @@ def init_params(version: str = "2025-11-25", capabilities: dict[str, Any] | None
 
 
 def parse_sse(body: bytes) -> list[dict[str, Any]]:
-    """Strict SSE parse: each event is ``event: message``, an ``id`` and one ``data`` line."""
+    """Strict SSE parse: each event is ``event: message``, an ``id`` and one ``data`` line.
+
+    The 2025-11-25 priming event (first, an id, a ``retry`` and empty data) and a final
+    ``retry``-only block (the server drops the connection) carry no message: skipped.
+    """
     events = []
-    for block in body.split(b"\n\n"):
+    for position, block in enumerate(body.split(b"\n\n")):
         if not block:
             continue
         fields: dict[str, list[str]] = {}
         for line in block.decode("utf-8").split("\n"):
             name, _, value = line.partition(": ")
             fields.setdefault(name, []).append(value)
+        if fields.get("data") == [""] or set(fields) == {"retry"}:
+            assert position == 0 or set(fields) == {"retry"}, block
+            continue
         assert set(fields) == {"event", "id", "data"} and all(len(v) == 1 for v in fields.values()), block
         assert fields["event"] == ["message"]
         events.append({"id": fields["id"][0], "data": json.loads(fields["data"][0])})
@@ -1048,11 +1055,13 @@ class RawResponse:
         return True
 
     async def event(self, timeout: float = 5.0) -> dict[str, Any] | None:
-        """The next SSE event, or None when the stream ends."""
-        if not await asyncio.wait_for(self._fill(), timeout):
-            return None
-        block, _, self.buffer = self.buffer.partition(b"\n\n")
-        return parse_sse(block + b"\n\n")[0]
+        """The next SSE event carrying a message, or None when the stream ends."""
+        while await asyncio.wait_for(self._fill(), timeout):
+            block, _, self.buffer = self.buffer.partition(b"\n\n")
+            parsed = parse_sse(block + b"\n\n")
+            if parsed:  # else a priming event or a retry field
+                return parsed[0]
+        return None
 
     async def rest(self) -> list[dict[str, Any]]:
         events = []

@@ -496,6 +496,7 @@ async def test_a_request_cancelled_before_its_handler_started_frees_its_id() -> 
                 engine.cancel_incoming(params["requestId"])
 
         engine.dispatcher = Cancelling()
+        engine.eager = False  # handlers wait for the next loop pass (eager ones would be done)
         # both in the inbox at once: the cancel is read before the handler ever runs
         pipe.request(1, "echo")
         pipe.put({"jsonrpc": "2.0", "method": "cancel", "params": {"requestId": 1}})
@@ -507,6 +508,7 @@ async def test_a_request_cancelled_before_its_handler_started_frees_its_id() -> 
 
 async def test_initialize_cannot_be_cancelled_by_the_peer() -> None:
     async with running() as (pipe, _, engine):
+        engine.eager = False  # handlers wait for the next loop pass (eager ones would be done)
         pipe.request(1, "initialize")  # the fake does not know it: -32601, but answered
         pipe.request(2, "wait", {"gate": "never"})
         await asyncio.sleep(0)  # the reader takes both; the handlers have not run yet

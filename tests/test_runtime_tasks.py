@@ -88,6 +88,7 @@ def test_a_task_augmented_call_answers_at_once_and_its_result_comes_later() -> N
 def test_cancelling_a_task_cancels_its_handler() -> None:
     async def body(client: Any, server: Any, recorder: Any) -> Any:
         created = await client.call_tool(name="slow", task=models.TaskMetadata())
+        await asyncio.sleep(0.01)  # the background handler starts (requests are served eagerly)
         cancelled = await client.cancel_task(task_id=created.task.task_id)
         await asyncio.sleep(0.05)
         assert cancelled.status == "cancelled"

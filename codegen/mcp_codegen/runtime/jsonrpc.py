@@ -4,14 +4,22 @@ A transport hands it framed messages (bytes) and takes framed messages back; the
 above it (``session``) gives it a :class:`Dispatcher` for incoming requests and
 notifications. Requests are served concurrently (one asyncio task each), so a slow handler
 never blocks others; responses to our own requests resolve futures.
+
+Request tasks start eagerly (what Python 3.12's ``eager_start`` does): the handler runs at
+once, inside its own task (``asyncio.current_task()`` is that task, its context a copy of
+the caller's), up to its first real suspension; a handler that completes without one has
+sent its response before the message that asked for it is out of the read path.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections.abc
+import contextvars
 import json
 import logging
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,6 +96,94 @@ class _Incoming:
     method: str = ""
 
 
+_enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_enter_task", None
+)
+_leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_leave_task", None
+)
+
+
+class _EagerStart(collections.abc.Coroutine[Any, Any, Any]):
+    """Wraps a coroutine whose first step ran before its task's first step (see
+    :func:`start_eagerly`): the task then finishes it, or resumes it where it suspended."""
+
+    __slots__ = ("_coro", "_exception", "_state", "_value")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+        self._state = 0  # 0: not started, 1: suspended on _value, 2: returned _value, 3: raised, 4: running
+        self._value: Any = None
+        self._exception: BaseException | None = None
+
+    def first_step(self) -> None:
+        try:
+            self._value = self._coro.send(None)
+            self._state = 1
+        except StopIteration as stop:
+            self._value, self._state = stop.value, 2
+        except BaseException as exc:  # delivered by the task, as a normal first step would
+            self._exception, self._state = exc, 3
+
+    def send(self, value: Any) -> Any:
+        state = self._state
+        if state == 4:
+            return self._coro.send(value)
+        self._state = 4
+        if state == 1:
+            return self._value  # hand the future it waits on to the task
+        if state == 2:
+            raise StopIteration(self._value)
+        if state == 3:
+            assert self._exception is not None
+            raise self._exception
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        state, self._state = self._state, 4
+        if state in (2, 3):  # already finished: the task ends as it was told to
+            raise typ if val is None else val
+        if val is None and tb is None:
+            return self._coro.throw(typ)
+        return self._coro.throw(typ, val, tb)  # pragma: no cover - old three-argument form
+
+    def close(self) -> None:
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        raise TypeError("driven by its task only")
+
+
+def start_eagerly(
+    coro: Coroutine[Any, Any, Any], register: Callable[[asyncio.Task[Any]], None]
+) -> asyncio.Task[Any]:
+    """A task for ``coro`` whose first step runs now, as that task, in a copy of the
+    caller's context (like a task's); ``register`` gets the task before that step."""
+    loop = asyncio.get_running_loop()
+    if sys.version_info < (3, 11) or _enter_task is None or _leave_task is None:
+        plain = loop.create_task(coro)  # no task context to pass, or no task switching
+        register(plain)
+        return plain
+    context = contextvars.copy_context()
+    wrapper = _EagerStart(coro)
+    if loop.get_task_factory() is None:  # what create_task would do, minus its layers
+        task: asyncio.Task[Any] = asyncio.Task(wrapper, loop=loop, context=context)
+    else:
+        task = loop.create_task(wrapper, context=context)
+    register(task)
+    caller = asyncio.current_task(loop)
+    if caller is not None:
+        _leave_task(loop, caller)
+    _enter_task(loop, task)
+    try:
+        context.run(wrapper.first_step)
+    finally:
+        _leave_task(loop, task)
+        if caller is not None:
+            _enter_task(loop, caller)
+    return task
+
+
 def is_request_id(value: Any) -> bool:
     """JSON-RPC ids MCP allows: strings and integers (never bool, float or null)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
@@ -109,14 +205,17 @@ def encode(message: dict[str, Any]) -> bytes:
 
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:
-    """A success response; a pydantic result is serialised once, by its own serializer."""
+    """A success response; a pydantic result is serialised once, by its own serializer
+    (straight to bytes: ``model_dump_json`` would decode them to text first)."""
     if isinstance(result, BaseModel):
-        body = result.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+        body = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_unset=True)
         return b'{"jsonrpc":"2.0","id":' + encode_id(request_id) + b',"result":' + body + b"}"
     return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def encode_id(request_id: RequestId) -> bytes:
+    if type(request_id) is int:
+        return str(request_id).encode()
     return to_json(request_id)
 
 
@@ -141,6 +240,9 @@ class Engine:
     unbatchable: frozenset[str] = frozenset({"initialize"})
     #: Requests the peer may not cancel (``initialize``); such a cancel is ignored.
     uncancellable: frozenset[str] = frozenset({"initialize"})
+    #: Run a request's handler at once, in its task, up to its first suspension (see the
+    #: module doc); False: the task's first step waits for the next event-loop pass.
+    eager: bool = True
 
     def __init__(
         self,
@@ -204,8 +306,43 @@ class Engine:
         incoming = self._incoming.get(request_id) if is_request_id(request_id) else None
         if incoming is None or incoming.method in self.uncancellable:
             return False
+        self._cancel(request_id, incoming)
+        return True
+
+    def _cancel(self, request_id: RequestId, incoming: _Incoming) -> None:
         incoming.cancelled = True
         incoming.task.cancel()
+        # A task cancelled before it started never runs its own clean-up.
+        incoming.task.add_done_callback(lambda done: self._forget(request_id, done))
+
+    def _receive_now(self, data: bytes) -> bool:
+        """The transport's fast path, called (no awaits) for a message that arrives while
+        the read loop waits with nothing ahead of it: a response resolves its future and a
+        well-formed request starts its handler task at once. Anything else returns False
+        and goes through the read loop (which also answers errors), in order."""
+        try:
+            message = from_json(data, cache_strings="keys")
+        except ValueError:
+            return False
+        if type(message) is not dict:
+            return False
+        if "method" not in message:
+            if "result" in message or "error" in message or is_request_id(message.get("id")):
+                self._receive_response(message)
+                return True
+            return False
+        request_id: Any = message.get("id")
+        method = message["method"]
+        params = message.get("params")
+        if (
+            not is_request_id(request_id)
+            or message.get("jsonrpc") != "2.0"
+            or type(method) is not str
+            or (params is not None and type(params) is not dict)
+            or request_id in self._incoming
+        ):
+            return False  # notifications, and requests the read loop must answer with an error
+        self._start(request_id, method, params, send=True)
         return True
 
     async def run(self) -> None:
@@ -220,6 +357,11 @@ class Engine:
         If ``run`` itself is cancelled, they are cancelled at once.
         """
         at_eof = False
+        # A transport with a fast path hands us messages in its I/O callback while this
+        # loop waits (see ``_receive_now``), one event-loop pass sooner.
+        set_consumer = getattr(self.transport, "set_consumer", None)
+        if set_consumer is not None:
+            set_consumer(self._receive_now)
         try:
             while True:
                 try:
@@ -239,6 +381,8 @@ class Engine:
                 except Exception:
                     logger.exception("could not process an incoming message")
         finally:
+            if set_consumer is not None:
+                set_consumer(None)
             self._closed = True
             for future in self._pending.values():
                 if not future.done():
@@ -248,9 +392,8 @@ class Engine:
                 await asyncio.wait(running + list(self._batches), timeout=self.eof_grace)
             for batch in self._batches:
                 batch.cancel()
-            for incoming in list(self._incoming.values()):
-                incoming.cancelled = True
-                incoming.task.cancel()
+            for request_id, incoming in list(self._incoming.items()):
+                self._cancel(request_id, incoming)
             tasks = [incoming.task for incoming in self._incoming.values()] + list(self._batches)
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
@@ -339,16 +482,30 @@ class Engine:
                 request_id,
                 RpcError(INVALID_REQUEST, f"Invalid Request: {method} cannot be batched"),
             )
-        task = asyncio.create_task(self._serve_task(request_id, method, params, send=not in_batch))
-        self._incoming[request_id] = _Incoming(task, method=method)
-        task.add_done_callback(lambda done: self._forget(request_id, done))
+        task = self._start(request_id, method, params, send=not in_batch)
         if not in_batch:
             return None
         await asyncio.wait({task})
         return None if task.cancelled() else task.result()
 
-    def _forget(self, request_id: RequestId, task: asyncio.Task[bytes | None]) -> None:
-        """Done callback: also runs for a task cancelled before it started."""
+    def _start(
+        self, request_id: RequestId, method: str, params: Any, *, send: bool
+    ) -> asyncio.Task[bytes | None]:
+        """Serve a request in a task of its own, registered in ``_incoming`` before its
+        handler starts (eagerly, unless ``eager`` is off)."""
+        coro = self._serve_task(request_id, method, params, send=send)
+
+        def register(task: asyncio.Task[Any]) -> None:
+            self._incoming[request_id] = _Incoming(task, method=method)
+
+        if self.eager:
+            return start_eagerly(coro, register)
+        task = asyncio.get_running_loop().create_task(coro)
+        register(task)
+        return task
+
+    def _forget(self, request_id: RequestId, task: asyncio.Future[Any] | None) -> None:
+        """Drop a finished request's entry (its own, not a later request's with the id)."""
         incoming = self._incoming.get(request_id)
         if incoming is not None and incoming.task is task:
             del self._incoming[request_id]
@@ -360,18 +517,25 @@ class Engine:
     async def _serve_task(
         self, request_id: RequestId, method: str, params: Any, *, send: bool
     ) -> bytes | None:
-        """Serve one request; the reply is sent (or returned, in a batch) unless cancelled."""
-        reply = await self._serve(request_id, method, params)
-        if self._was_cancelled(request_id):
-            logger.debug("no response for cancelled request %r", request_id)
-            return None
-        if not send:
-            return reply
+        """Serve one request; the reply is sent (or returned, in a batch) unless cancelled.
+
+        The task drops its own ``_incoming`` entry as it ends (no done callback, so no
+        extra event-loop pass per request); ``_cancel`` covers a task that never started.
+        """
         try:
-            await self.transport.send(reply)
-        except Exception:
-            logger.exception("could not send the response to %r", request_id)
-        return None
+            reply = await self._serve(request_id, method, params)
+            if self._was_cancelled(request_id):
+                logger.debug("no response for cancelled request %r", request_id)
+                return None
+            if not send:
+                return reply
+            try:
+                await self.transport.send(reply)
+            except Exception:
+                logger.exception("could not send the response to %r", request_id)
+            return None
+        finally:
+            self._forget(request_id, asyncio.current_task())
 
     async def _serve(self, request_id: RequestId, method: str, params: Any) -> bytes:
         try:

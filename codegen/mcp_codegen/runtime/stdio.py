@@ -19,8 +19,8 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Protocol, SupportsIndex
 
 from .jsonrpc import MessageTooLarge
 
@@ -39,6 +39,48 @@ class LineWriter(Protocol):
     def close(self) -> None: ...
 
 
+Consumer = Callable[[bytes], bool]
+
+
+class LineReader(asyncio.StreamReader):
+    """A :class:`asyncio.StreamReader` with a fast path: while its :class:`LineTransport`
+    waits for a line with nothing buffered, complete lines that arrive go straight to a
+    consumer (the engine), in the I/O callback, instead of waking the reading task first
+    (one event-loop pass less per message). A line the consumer declines (returns False),
+    and everything after it, is buffered for the reading task as usual, so order holds."""
+
+    consumer: Consumer | None = None
+    idle = False  # the transport waits in receive() for a new line (never mid-discard)
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        consumer = self.consumer
+        # Only with the reading task parked on an empty buffer: nothing is ahead of `data`.
+        if (
+            consumer is None
+            or not self.idle
+            or not isinstance(data, bytes)
+            or self._buffer  # type: ignore[attr-defined]
+            or self._waiter is None  # type: ignore[attr-defined]
+        ):
+            super().feed_data(data)
+            return
+        start = 0
+        limit = self._limit  # type: ignore[attr-defined]
+        while (end := data.find(b"\n", start)) >= 0 and end - start <= limit:
+            line = data[start:end].strip()
+            if line:
+                try:
+                    taken = consumer(line)
+                except Exception:
+                    logger.exception("could not process an incoming message")
+                    taken = True
+                if not taken:
+                    break
+            start = end + 1
+        if start < len(data):
+            super().feed_data(data[start:] if start else data)
+
+
 class LineTransport:
     """One JSON-RPC message per line over an asyncio reader/writer pair."""
 
@@ -51,7 +93,14 @@ class LineTransport:
         self.reader = reader
         self.writer = writer
         self.max_message_bytes = max_message_bytes
-        self._write_lock = asyncio.Lock()
+
+    def set_consumer(self, consumer: Consumer | None) -> bool:
+        """Let ``consumer`` take lines as they arrive while :meth:`receive` waits (see
+        :class:`LineReader`); False when the reader has no such fast path."""
+        if not isinstance(self.reader, LineReader):
+            return False
+        self.reader.consumer = consumer
+        return True
 
     async def receive(self) -> bytes | None:
         """The next non-blank line without its line ending; None at end of input.
@@ -60,9 +109,17 @@ class LineTransport:
         :class:`MessageTooLarge`, so the engine answers with an error and goes on. A final
         fragment without a newline (the peer stopped mid-message) is dropped.
         """
+        reader = self.reader
+        fast = isinstance(reader, LineReader)
         while True:
             try:
-                line = await self.reader.readuntil(b"\n")
+                if fast:
+                    reader.idle = True  # type: ignore[attr-defined]
+                try:
+                    line = await reader.readuntil(b"\n")
+                finally:
+                    if fast:
+                        reader.idle = False  # type: ignore[attr-defined]
             except asyncio.IncompleteReadError as exc:
                 if exc.partial.strip():
                     logger.warning("dropped %d bytes without a final newline", len(exc.partial))
@@ -89,10 +146,10 @@ class LineTransport:
                 return
 
     async def send(self, data: bytes) -> None:
-        """Write one line; concurrent senders take turns, so lines never interleave."""
-        async with self._write_lock:
-            self.writer.write(data + b"\n")
-            await self.writer.drain()
+        """Write one line (one ``write`` call: lines of concurrent senders never interleave),
+        then wait while the writer's buffer is over its limit."""
+        self.writer.write(data + b"\n")
+        await self.writer.drain()
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -110,7 +167,7 @@ async def server_transport(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -
     os.dup2(null, 0)
     os.close(null)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=max_message_bytes, loop=loop)
+    reader = LineReader(limit=max_message_bytes, loop=loop)
     if _pipe_like(protocol_in):
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
@@ -183,30 +240,64 @@ async def spawn(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     shutdown_timeout: float = 2.0,
 ) -> AsyncIterator[LineTransport]:
-    """Start a stdio server process; on exit close its stdin, wait, then terminate/kill it."""
-    process = await asyncio.create_subprocess_exec(
-        *command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        limit=max_message_bytes,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    transport = LineTransport(process.stdout, process.stdin, max_message_bytes)
+    """Start a stdio server process; on exit close its stdin, wait, then terminate/kill it.
+
+    Its stdin and stdout are plain pipes served by asyncio's pipe transports (not the
+    subprocess transport, whose protocol adds an event-loop pass to every read).
+    """
+    loop = asyncio.get_running_loop()
+    child_in, to_child = os.pipe()
+    from_child, child_out = os.pipe()
     try:
-        yield transport
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=child_in, stdout=child_out, env=env, cwd=cwd
+        )
+    except BaseException:
+        os.close(to_child)
+        os.close(from_child)
+        raise
+    finally:  # the child has its own copies now
+        os.close(child_in)
+        os.close(child_out)
+    read_transport: asyncio.ReadTransport | None = None
+    write_transport: asyncio.WriteTransport | None = None
+    try:
+        reader = LineReader(limit=max_message_bytes, loop=loop)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
+            os.fdopen(from_child, "rb", buffering=0),
+        )
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop=loop),
+            os.fdopen(to_child, "wb", buffering=0),
+        )
+        writer = asyncio.StreamWriter(write_transport, write_protocol, reader, loop)
+        yield LineTransport(reader, writer, max_message_bytes)
     finally:
-        await _stop(process, shutdown_timeout)
+        try:
+            await _stop(process, shutdown_timeout, write_transport)
+        finally:
+            if read_transport is not None:
+                read_transport.close()
+            else:
+                with contextlib.suppress(OSError):
+                    os.close(from_child)
+            if write_transport is None:
+                with contextlib.suppress(OSError):
+                    os.close(to_child)
 
 
-async def _stop(process: asyncio.subprocess.Process, timeout: float) -> None:
+async def _stop(
+    process: asyncio.subprocess.Process,
+    timeout: float,
+    stdin: asyncio.WriteTransport | None,
+) -> None:
     """Close stdin and wait; then terminate and wait; then kill. If this is cancelled
     midway the process is killed at once, so it never outlives ``spawn``."""
     try:
-        if process.stdin is not None:
+        if stdin is not None:
             with contextlib.suppress(Exception):
-                process.stdin.close()
+                stdin.close()
         for stop in (None, process.terminate, process.kill):
             if stop is not None and process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
