@@ -6,13 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
-from types import ModuleType
+from collections.abc import AsyncIterator
 from typing import Any
 
-from .client import ClientSession, connect
+from .client import ClientSession, ProtocolChoice, connect
 from .jsonrpc import Engine
-from .server import ServerSession
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -44,23 +42,31 @@ class DirectTransport:
 async def connect_memory(
     handlers: object,
     *,
-    protocol: ModuleType | Sequence[ModuleType],
+    protocol: ProtocolChoice = "auto",
     client_handlers: object | None = None,
     server_options: dict[str, Any] | None = None,
     **client_options: Any,
 ) -> AsyncIterator[Any]:
-    """Serve ``handlers`` in this process and yield a connected typed ``Client``."""
+    """Serve ``handlers`` in this process and yield a connected typed ``Client``.
+
+    The server side serves both eras, as over stdio; ``protocol`` picks the client's
+    (``"auto"``: discover first, else initialize; or a package, or a list of packages).
+    """
+    from .stateless import build_router
+
     server_end, client_end = DirectTransport(), DirectTransport()
-    server = ServerSession(handlers, **(server_options or {}))
+    router = build_router(handlers, **(server_options or {}))
+    legacy = router.legacy
     server_engine = Engine(
         server_end,
-        server,
-        accept_batches=lambda: server.package is not None and server.package.accepts_batches,
+        router,
+        accept_batches=lambda: legacy is not None
+        and legacy.package is not None
+        and legacy.package.accepts_batches,
     )
-    server.engine = server_engine
+    router.attach(server_engine)
     serving = asyncio.create_task(server_engine.run())
-    packages = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
-    session = ClientSession(packages, client_handlers, **client_options)
+    session = ClientSession(protocol, client_handlers, **client_options)
     client_end.peer = server_engine
     session.on_engine = lambda engine: setattr(server_end, "peer", engine)
     try:
@@ -69,6 +75,7 @@ async def connect_memory(
     finally:
         client_end.close()
         server_end.close()
+        router.close()
         serving.cancel()
         with contextlib.suppress(BaseException):
             await serving
