@@ -487,6 +487,12 @@ async def test_get_and_delete_are_405(app: Any, verb: str) -> None:
     assert (reply.status, reply.response_headers.get("allow")) == (405, "POST")
 
 
+async def test_a_session_header_on_a_2026_request_is_ignored_not_echoed(app: Any) -> None:
+    reply = await post(app, request(26, "tools/list"), {"mcp-session-id": "a-stale-session"})
+    assert reply.status == 200 and reply.json()["result"]["resultType"] == "complete"
+    assert "mcp-session-id" not in reply.response_headers
+
+
 async def test_no_reply_of_the_era_names_a_session(app: Any) -> None:
     replies = [
         await post(app, request(21, "server/discover")),

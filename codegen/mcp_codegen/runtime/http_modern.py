@@ -317,13 +317,13 @@ class ModernEndpoint:
 
 def claims(headers: Mapping[str, str], message: Any, legacy_versions: list[str]) -> bool:
     """Whether a POST belongs to the stateless era (checklist H-52): its version header
-    names no handshake-era revision and no session is named, or (without the header) its
-    ``_meta`` names a protocol version."""
-    if headers.get("mcp-session-id") is not None:
-        return False
+    names no handshake-era revision (a session header is then ignored, H-37), or, without
+    the header, it names no session and its ``_meta`` names a protocol version."""
     version = headers.get(VERSION_HEADER)
     if version is not None:
         return version not in legacy_versions
+    if headers.get("mcp-session-id") is not None:
+        return False
     if isinstance(message, dict):
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
