@@ -488,7 +488,8 @@ class HttpApp:
             await _respond_error(send, 400, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
         if self.modern is not None and (
-            self.make_session is None or claims(headers, message, self.legacy_versions)
+            self.make_session is None
+            or claims(headers, message, self.legacy_versions, self.modern.versions)
         ):
             await self.modern.post(headers, message, principal, receive, send)
             return

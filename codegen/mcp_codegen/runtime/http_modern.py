@@ -315,15 +315,26 @@ class ModernEndpoint:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def claims(headers: Mapping[str, str], message: Any, legacy_versions: list[str]) -> bool:
-    """Whether a POST belongs to the stateless era (checklist H-52): its version header
-    names no handshake-era revision (a session header is then ignored, H-37), or, without
-    the header, it names no session and its ``_meta`` names a protocol version."""
+def claims(
+    headers: Mapping[str, str],
+    message: Any,
+    legacy_versions: list[str],
+    modern_versions: list[str],
+) -> bool:
+    """Whether a POST belongs to the stateless era (checklist H-52).
+
+    A stateless-era version header wins, and a session header beside it is ignored (H-37).
+    A session header otherwise means the handshake era (whose session then judges a bad
+    version header). Without either, a version header naming no handshake-era revision, or
+    a ``_meta`` naming a protocol version, means the stateless era.
+    """
     version = headers.get(VERSION_HEADER)
-    if version is not None:
-        return version not in legacy_versions
+    if version in modern_versions:
+        return True
     if headers.get("mcp-session-id") is not None:
         return False
+    if version is not None:
+        return version not in legacy_versions
     if isinstance(message, dict):
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
