@@ -17,6 +17,8 @@ of ``mcp.client.session`` for the duration of the test, which is the only way to
 
 from __future__ import annotations
 
+import asyncio
+import http.client
 import json
 import socket
 import subprocess
@@ -26,9 +28,9 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import anyio
-import httpx
 import mcp.client.session as sdk_session
 import mcp_types as types
 import pytest
@@ -342,22 +344,38 @@ async def test_http_server_checks_the_mirrored_header(http_url: str) -> None:
             headers["mcp-param-region"] = region_header
         return body, headers
 
-    async with httpx.AsyncClient(timeout=5) as http:
-        listed = await http.post(
-            http_url,
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
-            headers={**base, "mcp-method": "tools/list"},
-        )
-        assert listed.status_code == 200
-        for header in ("us", None):
-            body, headers = call(header)
-            refused = await http.post(http_url, json=body, headers=headers)
-            assert refused.status_code == 400
-            assert refused.json()["error"]["code"] == -32020
-        body, headers = call("eu")
-        accepted = await http.post(http_url, json=body, headers=headers)
-        assert accepted.status_code == 200
-        assert accepted.json()["result"]["content"] == [text("region=eu")]
+    status, _ = await post_json(
+        http_url,
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+        {**base, "mcp-method": "tools/list"},
+    )
+    assert status == 200
+    for header in ("us", None):
+        body, headers = call(header)
+        status, refused = await post_json(http_url, body, headers)
+        assert status == 400
+        assert refused["error"]["code"] == -32020
+    body, headers = call("eu")
+    status, accepted = await post_json(http_url, body, headers)
+    assert status == 200
+    assert accepted["result"]["content"] == [text("region=eu")]
+
+
+async def post_json(url: str, body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+    """One POST with a JSON body and a JSON reply (a blocking client, off the loop)."""
+
+    def post() -> tuple[int, Any]:
+        parts = urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+        try:
+            connection.request("POST", parts.path, json.dumps(body),
+                               {"content-type": "application/json", **headers})
+            response = connection.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            connection.close()
+
+    return await asyncio.to_thread(post)
 
 
 async def test_unknown_tool_is_an_error(conn: Connection) -> None:
