@@ -626,3 +626,30 @@ def test_a_required_value_the_target_cannot_hold_refuses_the_whole_result() -> N
     with pytest.raises(SieveError) as caught:
         sieve({"block": {"type": "picture", "url": "u"}}, OldHolder, NEW)
     assert caught.value.dropped.path == "/block"
+
+
+# The other direction: a handler typed with 2025-11-25 answering a 2026-07-28 peer. The
+# session skips the sieve there (``Session._widening``); these prove there is nothing to cut.
+
+WIDENING = [
+    ("CallToolResult", lambda: call_tool_result(NEWEST_HANDSHAKE), False),
+    ("ListToolsResult", lambda: list_tools_result(NEWEST_HANDSHAKE), True),
+    ("ListResourcesResult", lambda: list_resources_result(NEWEST_HANDSHAKE), True),
+    ("ReadResourceResult", lambda: read_resource_result(NEWEST_HANDSHAKE), True),
+    ("ListPromptsResult", lambda: list_prompts_result(NEWEST_HANDSHAKE), True),
+    ("GetPromptResult", lambda: get_prompt_result(NEWEST_HANDSHAKE), False),
+]
+
+
+@pytest.mark.parametrize(("type_name", "make", "cacheable"), WIDENING, ids=[w[0] for w in WIDENING])
+def test_an_older_revisions_result_needs_no_sieve_for_a_newer_peer(
+    type_name: str, make: Any, cacheable: bool
+) -> None:
+    data = make()
+    newer: type[BaseModel] = getattr(models(STATELESS), type_name)
+    outcome = sieve(data, newer, models(NEWEST_HANDSHAKE))
+    assert outcome.dropped == () and outcome.value == data
+    # what the runtime adds in that era makes it valid as it stands
+    complete = stateless(STATELESS, data, cacheable=cacheable)
+    newer.model_validate(complete, by_name=False)
+    assert schema_valid(STATELESS, type_name, complete)

@@ -221,6 +221,7 @@ class ClientSession(Session):
         self.max_input_rounds = max_input_rounds
         self.listen_for_changes = listen_for_changes
         self._meta: dict[str, Any] = {}
+        self._meta_check: dict[str, Any] = {}
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
         self._auto_listened: set[str] = set()  # methods the background listen covers
@@ -275,6 +276,12 @@ class ClientSession(Session):
         if self.request_log_level is not None:
             meta[LOG_LEVEL_KEY] = self.request_log_level
         self._meta = meta
+        # Each request's params are checked with a minimal _meta (plus what the caller put
+        # there): the constant part is ours, checked once here, not on every request.
+        self._meta_check = {PROTOCOL_VERSION_KEY: self.package.version, CLIENT_CAPABILITIES_KEY: {}}
+        meta_model = getattr(self.package.models, "RequestMetaObject", None)
+        if meta_model is not None:
+            meta_model.model_validate(meta, by_name=False)
 
     async def _discover(self, stateless: list[ProtocolPackage], handshake: list[ProtocolPackage]) -> Any:
         """Probe with ``server/discover``; retry once at a version a -32022 names."""
@@ -427,8 +434,10 @@ class ClientSession(Session):
         see :meth:`cancel_sent`.
         """
         meta = wire.get("_meta")
+        spec.validate_params(  # refuse bad params here; send them as given
+            {**wire, "_meta": {**self._meta_check, **meta} if meta else self._meta_check}
+        )
         wire = {**wire, "_meta": {**self._meta, **meta} if meta else self._meta}
-        spec.validate_params(wire)  # refuse bad params here; send them as given
         engine = self.engine
         if engine is None:
             raise CapabilityError(f"cannot send {spec.method}: the session is not connected")

@@ -325,7 +325,17 @@ class Session:
             context.progress_state["done"] = True  # no progress after the result
         if spec is negotiated:
             return result
+        if self._widening:
+            return to_wire(result)  # a newer peer reads an older revision's result as is
         return self.sieved(negotiated, result)
+
+    @property
+    def _widening(self) -> bool:
+        """The user's revision is older than the negotiated one: every member it sends is
+        one the newer revision defines, or an open extra there (tested for every result
+        union in ``tests/test_runtime_sieve.py``), so there is nothing to sieve."""
+        own, package = self.own_package, self.package
+        return own is not None and package is not None and own.version < package.version
 
     def sieved(self, negotiated: Any, result: Any) -> Any:
         """A result made with the user's revision, cut down to what the negotiated one

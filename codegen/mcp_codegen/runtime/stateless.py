@@ -419,6 +419,7 @@ class StatelessServer(ServerSession):
             raise ValueError("no stateless-era (2026-07-28) package is generated beside the handlers")
         super().__init__(handlers, packages=modern, **options)
         self.modern_packages = modern
+        self._versions = tuple(p.version for p in modern)
         self.package = modern[0]
         self.changes = changes or ChangeFeed()
         self.sealer = StateSealer(state_key, state_ttl)
@@ -451,7 +452,7 @@ class StatelessServer(ServerSession):
 
     @property
     def supported_versions(self) -> list[str]:
-        return [p.version for p in self.modern_packages]
+        return list(self._versions)
 
     def close(self) -> None:
         """End open ``subscriptions/listen`` streams gracefully (final result)."""
@@ -480,7 +481,7 @@ class StatelessServer(ServerSession):
 
     def check_version(self, meta: Mapping[str, Any]) -> None:
         requested = meta[PROTOCOL_VERSION_KEY]
-        if requested not in self.supported_versions:
+        if requested not in self._versions:
             raise RpcError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version {requested!r}; this server supports "
