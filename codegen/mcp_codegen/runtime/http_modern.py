@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from .jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -48,6 +50,8 @@ from .modern import (
     header_form,
 )
 from .stateless import RequestScope, StatelessServer, _scope
+
+logger = logging.getLogger("mcp_codegen.runtime")
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -222,12 +226,8 @@ class ModernEndpoint:
             except RpcError as error:
                 return encode_error(request_id, error)
             except Exception:
-                import logging
-
-                logging.getLogger("mcp_codegen.runtime").exception(
-                    "handler for %s (id %r) failed", method, request_id
-                )
-                return encode_error(request_id, RpcError(-32603, "Internal error"))
+                logger.exception("handler for %s (id %r) failed", method, request_id)
+                return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
 
         task = asyncio.ensure_future(serve())
         task.request_id = request_id  # type: ignore[attr-defined]

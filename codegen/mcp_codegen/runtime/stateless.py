@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError
+from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError
 from .modern import (
     ACKNOWLEDGED,
     CLIENT_CAPABILITIES_KEY,
@@ -600,7 +600,11 @@ class StatelessServer(ServerSession):
         """A handler that returned its own InputRequiredResult: its requestState travels
         inside our seal, so the client cannot alter it either."""
         if scope is None or scope.method not in INPUT_REQUIRED_METHODS:
-            raise RpcError(-32603, "Internal error")
+            logger.error(
+                "a handler returned an input_required result outside %s",
+                ", ".join(sorted(INPUT_REQUIRED_METHODS)),
+            )
+            raise RpcError(INTERNAL_ERROR, "Internal error")
         state: dict[str, Any] = {
             "m": scope.method,
             "n": scope.name,
