@@ -297,6 +297,20 @@ async def ours_inprocess() -> AsyncIterator[Connection]:
 
 
 @contextlib.asynccontextmanager
+async def ours_direct() -> AsyncIterator[Connection]:
+    """Information only: ``memory.connect_direct``, our in-process path without a transport
+    or JSON-RPC (a request is a call of the server's dispatcher), pinned to this revision."""
+    from mcp_codegen.runtime.memory import connect_direct
+
+    peer = load_peer("bench_peer_ours_direct", OURS_SERVER)
+    server_info = {"name": peer.NAME, "version": peer.VERSION}
+    async with connect_direct(
+        peer.Echo(), protocol=ours_protocol(), server_options={"server_info": server_info}
+    ) as client:
+        yield ours_connection(client)
+
+
+@contextlib.asynccontextmanager
 async def sdk_inprocess() -> AsyncIterator[Connection]:
     """The SDK's own in-memory transport (``InMemoryTransport``, what ``mcp.Client(server,
     mode="legacy")`` uses): the low-level server's ``Server.run`` loop and a ``ClientSession``
@@ -470,6 +484,7 @@ async def bench_inprocess(settings: Settings) -> dict[str, Any]:
         "ours": ours_inprocess,
         "sdk": sdk_inprocess,
         "sdk_direct_dispatcher": sdk_direct,
+        "ours_direct": ours_direct,
     }
     paths = await compare(openers, settings.inprocess_calls, settings, baseline="sdk")
     return {"paths": paths, "ours": "ours", "sdk": "sdk", "ours_path": ours_memory_connector()[0]}
@@ -810,6 +825,7 @@ LABELS = {
     "sdk_sse": "SDK server, SSE replies (default)",
     "sdk_json": "SDK server, JSON replies (json_response=True)",
     "sdk_direct_dispatcher": "SDK Client(server), direct dispatcher, 2026-07-28",
+    "ours_direct": "ours connect_direct (no transport, no JSON-RPC)",
 }
 
 

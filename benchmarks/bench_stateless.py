@@ -22,19 +22,17 @@ request carrying the 2026-07-28 envelope to its single-exchange entry). It measu
    ``connect_http(url, protocol="auto")`` against ``http_app``; SDK = ``mcp.Client(url)``
    against ``Server.streamable_http_app()`` in its default SSE mode and with
    ``json_response=True``; the faster SDK configuration is the one compared;
-3. in-process: ours = ``memory.connect_memory(handlers, protocol="auto")``: our client
-   ``ClientSession`` + ``Engine`` and the server's ``build_router`` (``EraRouter`` ->
-   ``StatelessServer``) + ``Engine`` in this process, joined by ``memory.DirectTransport``
-   (each side hands its JSON bytes straight to the other engine); with a runtime whose
-   ``connect_memory`` serves only the handshake era, the script assembles the same pieces;
+3. in-process, like with like: ours = ``memory.connect_direct(handlers, protocol="auto")``
+   (no transport and no JSON-RPC: the client's request is a call of the server's
+   ``build_router`` dispatcher; params and results are still validated on both sides);
    SDK = ``mcp.Client(server)`` in auto mode (``_connect_inproc``: a ``DirectDispatcher``
-   pair driving ``modern_on_request``, no JSON-RPC framing and no serialisation at all), and
-   for information ``mcp.Client(InMemoryTransport(server))`` in auto mode (JSON-RPC message
-   objects through anyio memory streams, the server's ``serve_dual_era_loop``); the faster
-   SDK path is the one compared. For information, ours again with the same tool on handlers
-   typed with ``mcp_generated.v2026_07_28`` (``peers/ours_server_modern.py``):
-   ``ours_server.py``'s handlers are typed with 2025-11-25, so serving 2026-07-28 the runtime
-   validates params with the older types and sieves every result into the newer ones.
+   pair driving ``modern_on_request``, no JSON-RPC framing and no serialisation either).
+   For information: ours ``memory.connect_memory`` (JSON-RPC bytes handed between two
+   engines) and ``mcp.Client(InMemoryTransport(server))`` in auto mode (JSON-RPC message
+   objects through anyio memory streams, the server's ``serve_dual_era_loop``); and ours
+   with the same tool on handlers typed with ``mcp_generated.v2026_07_28``
+   (``peers/ours_server_modern.py``; ``ours_server.py``'s handlers are typed with 2025-11-25,
+   so serving 2026-07-28 the runtime validates params with those types).
 
 Mixed pairs (our client with the SDK server and the SDK client with ours, stdio and HTTP) are
 shown for information. Every reply is checked (one text block ``hello``, not an error), so no
@@ -62,7 +60,6 @@ import importlib
 import importlib.util
 import io
 import json
-import logging
 import os
 import platform
 import pstats
@@ -246,76 +243,18 @@ async def sdk_http(url: str) -> AsyncIterator[Connection]:
 
 
 @contextlib.asynccontextmanager
-async def ours_assembled(handlers: object, server_info: dict[str, Any]) -> AsyncIterator[Any]:
-    """Our server and client in this process, built from the engine pieces: the server's
-    ``build_router`` (what ``run_stdio`` serves: both eras, ``StatelessServer`` for requests
-    whose ``_meta`` names a version) on one ``Engine``, our ``ClientSession`` on another,
-    joined by a pair of ``memory.DirectTransport`` ends (bytes handed straight across)."""
-    from mcp_codegen.runtime.client import ClientSession, connect
-    from mcp_codegen.runtime.jsonrpc import Engine
-    from mcp_codegen.runtime.memory import DirectTransport
-    from mcp_codegen.runtime.stateless import build_router
+async def ours_inprocess(
+    script: Path = OURS_SERVER, connector: str = "connect_direct"
+) -> AsyncIterator[Connection]:
+    """Our client and server in this process: ``connect_direct`` (no transport, no JSON-RPC:
+    a request is a call of the server's dispatcher, as the SDK's DirectDispatcher does) or
+    ``connect_memory`` (JSON-RPC bytes between two engines)."""
+    from mcp_codegen.runtime import memory
 
-    server_end, client_end = DirectTransport(), DirectTransport()
-    router = build_router(handlers, server_info=server_info)
-    engine = Engine(server_end, router)
-    router.attach(engine)
-    serving = asyncio.create_task(engine.run())
-    session = ClientSession("auto")
-    client_end.peer = engine
-    session.on_engine = lambda client_engine: setattr(server_end, "peer", client_engine)
-    try:
-        async with connect(client_end, session) as client:
-            yield client
-    finally:
-        client_end.close()
-        server_end.close()
-        serving.cancel()
-        with contextlib.suppress(BaseException):
-            await serving
-        router.close()
-
-
-async def memory_serves_stateless(handlers: object, server_info: dict[str, Any]) -> bool:
-    """Whether the runtime's own ``connect_memory`` negotiates 2026-07-28 (it served only the
-    handshake era when this script was written)."""
-    from mcp_codegen.runtime.memory import connect_memory
-
-    runtime_logger = logging.getLogger("mcp_codegen.runtime")
-    level = runtime_logger.level
-    runtime_logger.setLevel(logging.CRITICAL)
-    try:
-        async with connect_memory(
-            handlers,
-            protocol=importlib.import_module(PACKAGE),
-            server_options={"server_info": server_info},
-        ) as client:
-            return bool(client.session.protocol_version == REVISION)
-    except Exception:
-        return False
-    finally:
-        runtime_logger.setLevel(level)
-
-
-INPROCESS_OURS = {
-    True: "mcp_codegen.runtime.memory.connect_memory",
-    False: "build_router + Engine | memory.DirectTransport pair | ClientSession + Engine",
-}
-
-
-@contextlib.asynccontextmanager
-async def ours_inprocess(script: Path = OURS_SERVER) -> AsyncIterator[Connection]:
     peer = load_peer(f"bench_peer_{script.stem}", script)
     server_info = {"name": peer.NAME, "version": peer.VERSION}
-    if await memory_serves_stateless(peer.Echo(), server_info):
-        from mcp_codegen.runtime.memory import connect_memory
-
-        async with connect_memory(
-            peer.Echo(), protocol="auto", server_options={"server_info": server_info}
-        ) as client:
-            yield ours_connection(client)
-        return
-    async with ours_assembled(peer.Echo(), server_info) as client:
+    connect = getattr(memory, connector)
+    async with connect(peer.Echo(), protocol="auto", server_options={"server_info": server_info}) as client:
         yield ours_connection(client)
 
 
@@ -493,13 +432,13 @@ async def bench_inprocess(settings: Settings) -> dict[str, Any]:
     openers: dict[str, Opener] = {
         "ours": ours_inprocess,
         "ours_modern_handlers": lambda: ours_inprocess(OURS_MODERN_SERVER),
+        "ours_memory": lambda: ours_inprocess(connector="connect_memory"),
         "sdk_direct": sdk_inprocess_direct,
         "sdk_streams": sdk_inprocess_streams,
     }
     paths = await compare(openers, settings.inprocess_calls, settings, baseline="sdk_direct")
-    peer = load_peer(f"bench_peer_{OURS_SERVER.stem}", OURS_SERVER)
-    own = await memory_serves_stateless(peer.Echo(), {"name": peer.NAME, "version": peer.VERSION})
-    return {**section(paths, ["sdk_direct", "sdk_streams"]), "ours_path": INPROCESS_OURS[own]}
+    # like with like: no JSON-RPC on either side (ours_memory vs sdk_streams: info rows)
+    return {**section(paths, ["sdk_direct"]), "ours_path": "mcp_codegen.runtime.memory.connect_direct"}
 
 
 # --------------------------------------------------------------------------------------
@@ -631,6 +570,7 @@ LABELS = {
     "ours_client_sdk_server": "mixed: ours client -> SDK server",
     "sdk_client_ours_server": "mixed: SDK client -> ours server",
     "ours_modern_handlers": "ours, handlers typed with v2026_07_28",
+    "ours_memory": "ours connect_memory (JSON-RPC bytes, two engines)",
 }
 
 
@@ -720,9 +660,10 @@ def render(report: Mapping[str, Any]) -> str:
     ]
     if "inprocess" in report:
         notes.append(
-            f"in-process: ours = {report['inprocess']['ours_path']} (JSON bytes, both engines); "
-            "SDK = Client(server) DirectDispatcher (no JSON-RPC, no serialisation) or "
-            "Client(InMemoryTransport(server)) (message objects through anyio streams)"
+            f"in-process: ours = {report['inprocess']['ours_path']} (no transport, no JSON-RPC; "
+            "params and results validated on both sides) vs SDK Client(server) DirectDispatcher "
+            "(no JSON-RPC either); info: ours connect_memory (JSON-RPC bytes between two engines) "
+            "and SDK Client(InMemoryTransport(server)) (message objects through anyio streams)"
         )
     spreads = [
         f"{key} {found['paired_ratio']:.2f}x "

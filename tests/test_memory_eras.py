@@ -1,4 +1,6 @@
-"""In-process connections serve both eras, like stdio: auto picks 2026-07-28, a pin does not."""
+"""In-process connections serve both eras, like stdio: auto picks 2026-07-28, a pin does not.
+Both connectors: JSON-RPC bytes between two engines (``connect_memory``) and direct calls
+without a transport (``connect_direct``)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime.memory import connect_memory
+from mcp_codegen.runtime.jsonrpc import RpcError
+from mcp_codegen.runtime.memory import connect_direct, connect_memory
 from mcp_generated import v2025_06_18, v2025_11_25, v2026_07_28
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import ClientHandlers
@@ -21,6 +24,9 @@ class Asker(ServerHandlers):
         return models.ListToolsResult(tools=[models.Tool(name="ask", title="Ask", input_schema=EMPTY)])
 
     async def call_tool(self, params: Any, ctx: Any) -> models.CallToolResult:
+        if params.name == "boom":
+            raise RuntimeError("a bug in the handler")
+        await ctx.report_progress(1, 2)
         answer = await ctx.peer.elicit(
             models.ElicitRequestFormParams(
                 message="Name?",
@@ -39,10 +45,20 @@ class User(ClientHandlers):
         return models.ElicitResult(action="accept", content={"name": "Ada"})
 
 
-async def _session(protocol: Any) -> tuple[str, str, str, list[str]]:
-    async with connect_memory(Asker(), protocol=protocol, client_handlers=User()) as client:
+CONNECTORS = {"memory": connect_memory, "direct": connect_direct}
+
+
+async def _session(connector: str, protocol: Any) -> tuple[str, str, str, list[str]]:
+    connect = CONNECTORS[connector]
+    async with connect(Asker(), protocol=protocol, client_handlers=User()) as client:
         tools = await client.list_tools()
-        result = await client.call_tool(name="ask", arguments={})
+        progress: list[float] = []
+        client.session.progress_callbacks["p"] = lambda note: progress.append(note.progress)
+        result = await client.call_tool(name="ask", arguments={}, meta={"progressToken": "p"})
+        assert progress == [1] * (2 if client.session.era == "stateless" else 1)  # once per round
+        with pytest.raises(RpcError) as failed:
+            await client.call_tool(name="boom", arguments={})
+        assert (failed.value.code, failed.value.message) == (-32603, "Internal error")
         return (
             client.session.era,
             client.session.protocol_version,
@@ -51,6 +67,7 @@ async def _session(protocol: Any) -> tuple[str, str, str, list[str]]:
         )
 
 
+@pytest.mark.parametrize("connector", sorted(CONNECTORS))
 @pytest.mark.parametrize(
     ("protocol", "era", "version", "fields"),
     [
@@ -61,6 +78,6 @@ async def _session(protocol: Any) -> tuple[str, str, str, list[str]]:
     ],
 )
 def test_one_in_process_server_serves_each_era_the_same_elicitation(
-    protocol: Any, era: str, version: str, fields: list[str]
+    connector: str, protocol: Any, era: str, version: str, fields: list[str]
 ) -> None:
-    assert asyncio.run(_session(protocol)) == (era, version, "hello Ada", fields)
+    assert asyncio.run(_session(connector, protocol)) == (era, version, "hello Ada", fields)

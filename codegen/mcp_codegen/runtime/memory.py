@@ -1,5 +1,11 @@
-"""In-process connections: a server and a client in one event loop, no serialisation of
-frames through queues: each side hands its bytes straight to the other side's engine."""
+"""In-process connections: a server and a client in one event loop.
+
+``connect_memory``: both engines run, and each side hands its JSON-RPC bytes straight to
+the other side's engine (no queues): everything but the pipe is as over stdio.
+``connect_direct``: no transport and no JSON-RPC at all: a request is a call of the other
+side's dispatcher with the params, and its result (as wire-shaped data) is the answer.
+Both sides still validate params and results with the generated models.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .client import ClientSession, ProtocolChoice, connect
-from .jsonrpc import Engine
+from .jsonrpc import INTERNAL_ERROR, Dispatcher, Engine, RequestId, RpcError
+from .session import plain
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -79,3 +86,71 @@ async def connect_memory(
         serving.cancel()
         with contextlib.suppress(BaseException):
             await serving
+
+
+class DirectLink:
+    """What a session's ``engine`` does, without one: requests and notifications are calls
+    of the other side's dispatcher. Cancelling a caller cancels the callee (same task)."""
+
+    def __init__(self, peer: Dispatcher) -> None:
+        self.peer = peer
+        self._next_id = 0
+
+    def new_request_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def request(
+        self, method: str, params: Any, *, request_id: RequestId | None = None
+    ) -> Any:
+        """The other side's answer as wire-shaped data; its error as :class:`RpcError`."""
+        if request_id is None:
+            request_id = self.new_request_id()
+        try:
+            result = await self.peer.on_request(method, params, request_id)
+        except RpcError:
+            raise
+        except Exception:  # what an engine answers for a failing handler
+            logger.exception("handler for %s (id %r) failed", method, request_id)
+            raise RpcError(INTERNAL_ERROR, "Internal error") from None
+        return plain(result)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        try:
+            await self.peer.on_notification(method, params)
+        except Exception:
+            logger.exception("notification handler for %s failed", method)
+
+    def cancel_incoming(self, request_id: Any) -> bool:
+        """Nothing to do: a cancelled caller has already cancelled the call it awaits."""
+        return False
+
+
+@contextlib.asynccontextmanager
+async def connect_direct(
+    handlers: object,
+    *,
+    protocol: ProtocolChoice = "auto",
+    client_handlers: object | None = None,
+    server_options: dict[str, Any] | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Any]:
+    """Serve ``handlers`` in this process and yield a typed ``Client`` that calls them
+    without a transport: no framing, no JSON, no engine (see :class:`DirectLink`).
+
+    Negotiation, capabilities, validation, sieving and the era's rules are those of any
+    other connection; only the wire is gone.
+    """
+    from .stateless import build_router
+
+    router = build_router(handlers, **(server_options or {}))
+    session = ClientSession(protocol, client_handlers, **client_options)
+    router.attach(DirectLink(session))
+    session.engine = DirectLink(router)  # type: ignore[assignment]
+    try:
+        await session.open()
+        yield session.client
+    finally:
+        with contextlib.suppress(Exception):
+            await session.close()
+        router.close()
