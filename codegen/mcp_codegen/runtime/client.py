@@ -55,7 +55,7 @@ from .session import (
     ProtocolPackage,
     Session,
     VersionError,
-    _holds_models,
+    holds_models,
     has_capability,
     package_of,
     plain,
@@ -394,7 +394,7 @@ class ClientSession(Session):
         and retry (new id, ``inputResponses``, ``requestState`` echoed), until complete."""
         negotiated = self._negotiated(spec.method, "request")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
-        wire = plain(params) if params and _holds_models(params) else dict(params or {})
+        wire = plain(params) if params and holds_models(params) else dict(params or {})
         raw = await self._request(negotiated, wire, timeout)
         rounds = 0
         while isinstance(raw, dict) and raw.get(RESULT_TYPE) == INPUT_REQUIRED:

@@ -17,7 +17,9 @@ from typing import Any
 
 from .client import ClientSession, ProtocolChoice, connect
 from .jsonrpc import INTERNAL_ERROR, Dispatcher, Engine, RequestId, RpcError
-from .session import plain
+from pydantic import BaseModel
+
+from .session import holds_models, plain, to_wire
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -113,7 +115,11 @@ class DirectLink:
         except Exception:  # what an engine answers for a failing handler
             logger.exception("handler for %s (id %r) failed", method, request_id)
             raise RpcError(INTERNAL_ERROR, "Internal error") from None
-        return plain(result)
+        if isinstance(result, BaseModel):
+            return to_wire(result)
+        if isinstance(result, dict) and holds_models(result):
+            return plain(result)  # a handler's dict with models inside
+        return result
 
     async def notify(self, method: str, params: Any = None) -> None:
         try:

@@ -184,7 +184,7 @@ def validate_any_result(spec: Any, raw: Any) -> Any:
         raise
 
 
-def _holds_models(params: Mapping[str, Any]) -> bool:
+def holds_models(params: Mapping[str, Any]) -> bool:
     """Whether params need :func:`plain` (a model, or a list that may hold models)."""
     return any(isinstance(value, BaseModel | list | tuple) for value in params.values())
 
@@ -428,7 +428,7 @@ class Session:
     ) -> Any:
         negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
-        wire = plain(params) if params and _holds_models(params) else params
+        wire = plain(params) if params and holds_models(params) else params
         negotiated.validate_params(wire)  # refuse bad params here; send them as given
         assert self.engine is not None
         request_id = self.engine.new_request_id()
@@ -467,7 +467,7 @@ class Session:
     ) -> None:
         negotiated: NotificationSpec = self._negotiated(spec.method, "notification")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "notification")
-        wire = plain(params) if params and _holds_models(params) else params
+        wire = plain(params) if params and holds_models(params) else params
         negotiated.validate_params(wire)
         assert self.engine is not None
         await self.engine.notify(spec.method, wire)
