@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run the official conformance suite against our server (handshake era) and our client.
-#   server: examples/conformance_server.py over Streamable HTTP, --suite all, per revision
+# Run the official conformance suite against our server and our client, both eras.
+#   server: examples/conformance_server.py over Streamable HTTP (one endpoint, both eras),
+#           --suite all at 2026-07-28, 2025-11-25 and 2025-06-18
 #   client: examples/conformance_client.py, --suite all at 2025-11-25 and at 2026-07-28,
 #           each with its expected-failures file
 # Usage: scripts/conformance.sh [PYTHON]   (default: .venv/bin/python)
