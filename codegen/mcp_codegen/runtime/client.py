@@ -222,6 +222,7 @@ class ClientSession(Session):
         self.listen_for_changes = listen_for_changes
         self._meta: dict[str, Any] = {}
         self._meta_check: dict[str, Any] = {}
+        self._sends: dict[str, tuple[Any, Any]] = {}
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
         self._auto_listened: set[str] = set()  # methods the background listen covers
@@ -392,8 +393,7 @@ class ClientSession(Session):
     async def _send_stateless(self, spec: Any, params: Any, timeout: float | None) -> Any:
         """One stateless-era call: answer ``input_required`` rounds with the client's hooks
         and retry (new id, ``inputResponses``, ``requestState`` echoed), until complete."""
-        negotiated = self._negotiated(spec.method, "request")
-        self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
+        negotiated = self._allowed(spec.method)
         wire = plain(params) if params and holds_models(params) else dict(params or {})
         raw = await self._request(negotiated, wire, timeout)
         rounds = 0
@@ -416,6 +416,18 @@ class ClientSession(Session):
         if kind != COMPLETE:
             raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
         return validate_any_result(self.own_spec(negotiated, "request"), self.on_result(spec.method, raw))
+
+    def _allowed(self, method: str) -> Any:
+        """The negotiated spec of a request this session may send (gates checked), looked
+        up once per method for the negotiated revision and capabilities."""
+        key = (self.package, self.own_capabilities, self.peer_capabilities)
+        found = self._sends.get(method)
+        if found is not None and all(a is b for a, b in zip(found[0], key, strict=True)):
+            return found[1]
+        negotiated = self._negotiated(method, "request")
+        self._check_gates(method, negotiated.gates, negotiated.direction, "request")
+        self._sends[method] = (key, negotiated)
+        return negotiated
 
     def on_result(self, method: str, raw: Any) -> Any:
         """Hook: a complete stateless-era result before validation (HTTP drops tools)."""

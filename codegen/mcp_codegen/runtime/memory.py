@@ -18,8 +18,9 @@ from typing import Any
 from .client import ClientSession, ProtocolChoice, connect
 from .jsonrpc import INTERNAL_ERROR, Dispatcher, Engine, RequestId, RpcError
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
-from .session import holds_models, plain, to_wire
+from .session import to_wire
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -116,10 +117,8 @@ class DirectLink:
             logger.exception("handler for %s (id %r) failed", method, request_id)
             raise RpcError(INTERNAL_ERROR, "Internal error") from None
         if isinstance(result, BaseModel):
-            return to_wire(result)
-        if isinstance(result, dict) and holds_models(result):
-            return plain(result)  # a handler's dict with models inside
-        return result
+            return to_wire(result)  # as an engine encodes a model result
+        return to_jsonable_python(result)  # as an engine encodes anything else
 
     async def notify(self, method: str, params: Any = None) -> None:
         try:

@@ -231,6 +231,7 @@ class Session:
         self._handler_base: type | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.own_package: ProtocolPackage | None = None
+        self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any]]]] = {}
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
         """The spec of the same method in the package the user's code is typed with, so
@@ -298,12 +299,22 @@ class Session:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return spec  # type: ignore[no-any-return]
 
-    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+    def route(self, method: str) -> tuple[Any, Any, Callable[..., Any]]:
+        """(the negotiated spec, the user's spec, the handler) of an incoming request,
+        looked up once per method and negotiated revision; -32601 if there is none."""
+        found = self._routes.get(method)
+        if found is not None and found[0] is self.package:
+            return found[1]
         negotiated = self.request_spec(method)
         spec = self.own_spec(negotiated, "request")
         handler = self.handler(spec.handler_name)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        self._routes[method] = (self.package, (negotiated, spec, handler))
+        return negotiated, spec, handler
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        negotiated, spec, handler = self.route(method)
         try:
             typed = spec.validate_params(params)
         except ValidationError as error:
