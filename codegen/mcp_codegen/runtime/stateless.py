@@ -211,7 +211,7 @@ class ChangeFeed:
 # -- per-request scope ----------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestScope:
     """What one stateless request knows: its own _meta, its stream, its MRTR answers."""
 
@@ -279,6 +279,8 @@ class InputSender:
     """The sender behind ``ctx.peer`` in a stateless request: server-to-client requests
     become input requests of a multi round-trip result; notifications go to the request's
     stream (progress, log) or to the change feed (list_changed, resources/updated)."""
+
+    __slots__ = ("protocol_version", "scope", "server")
 
     def __init__(self, server: StatelessServer, scope: RequestScope) -> None:
         self.server = server
