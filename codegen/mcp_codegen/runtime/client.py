@@ -462,27 +462,19 @@ class ClientSession(Session):
             except asyncio.CancelledError:
                 await asyncio.shield(self.cancel_sent(request_id, "cancelled"))
                 raise
-        task = asyncio.current_task()
-        assert task is not None
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = asyncio.get_running_loop().call_later(limit, expire)
+        key, deadline = self.deadlines.start(limit)
         try:
             return await engine.request(spec.method, wire, request_id=request_id)
         except asyncio.CancelledError:
+            expired = deadline.expired
             await asyncio.shield(self.cancel_sent(request_id, "timed out" if expired else "cancelled"))
             if not expired:
                 raise
-            if hasattr(task, "uncancel"):
-                task.uncancel()
+            if hasattr(deadline.task, "uncancel"):
+                deadline.task.uncancel()
             raise asyncio.TimeoutError(f"{spec.method} timed out after {limit} s") from None
         finally:
-            timer.cancel()
+            self.deadlines.finish(key)
 
     async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
         """Tell the server a stateless-era request was given up (stdio: a notification)."""

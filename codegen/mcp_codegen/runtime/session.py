@@ -204,6 +204,65 @@ def may_answer_with_task(spec: Any) -> bool:
     return any(getattr(t, "__name__", "") == "CreateTaskResult" for t in spec.alternative_result_types)
 
 
+class Deadline:
+    """One request's time limit (see :class:`Deadlines`); ``expired`` once it ran out."""
+
+    __slots__ = ("at", "expired", "task")
+
+    def __init__(self, at: float, task: asyncio.Task[Any]) -> None:
+        self.at = at
+        self.task = task
+        self.expired = False
+
+
+class Deadlines:
+    """Time limits of outgoing requests with one timer per session, not one per request.
+
+    The timer is armed for the earliest deadline; when it fires it cancels the tasks whose
+    requests ran out and re-arms for the next. A request that finishes just leaves the
+    table, so a sequence of calls with the same limit never touches the timer.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[int, Deadline] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed_for = float("inf")
+        self._count = 0
+
+    def start(self, limit: float) -> tuple[int, Deadline]:
+        """Limit the calling task's request to ``limit`` seconds from now."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        deadline = Deadline(loop.time() + limit, task)
+        self._count += 1
+        self._pending[self._count] = deadline
+        if deadline.at < self._armed_for:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(deadline.at, self._expire, loop)
+            self._armed_for = deadline.at
+        return self._count, deadline
+
+    def finish(self, key: int) -> None:
+        self._pending.pop(key, None)
+
+    def _expire(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        self._timer, self._armed_for = None, float("inf")
+        earliest = float("inf")
+        for key, deadline in list(self._pending.items()):
+            if deadline.at <= now:
+                del self._pending[key]
+                deadline.expired = True
+                deadline.task.cancel()
+            elif deadline.at < earliest:
+                earliest = deadline.at
+        if earliest != float("inf"):
+            self._timer = loop.call_at(earliest, self._expire, loop)
+            self._armed_for = earliest
+
+
 class Session:
     """State and routing shared by the server and the client side of a connection."""
 
@@ -232,6 +291,7 @@ class Session:
         self._background: set[asyncio.Task[Any]] = set()
         self.own_package: ProtocolPackage | None = None
         self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any]]]] = {}
+        self.deadlines = Deadlines()
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
         """The spec of the same method in the package the user's code is typed with, so
@@ -443,20 +503,12 @@ class Session:
         negotiated.validate_params(wire)  # refuse bad params here; send them as given
         assert self.engine is not None
         request_id = self.engine.new_request_id()
-        task = asyncio.current_task()
-        assert task is not None
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
         limit = timeout if timeout is not None else self.request_timeout
-        timer = asyncio.get_running_loop().call_later(limit, expire)
+        key, deadline = self.deadlines.start(limit)
         try:
             raw = await self.engine.request(spec.method, wire, request_id=request_id)
         except asyncio.CancelledError:
+            expired = deadline.expired
             with contextlib.suppress(Exception):
                 await asyncio.shield(
                     self.engine.notify(
@@ -465,12 +517,12 @@ class Session:
                     )
                 )
             if expired:
-                if hasattr(task, "uncancel"):
-                    task.uncancel()
+                if hasattr(deadline.task, "uncancel"):
+                    deadline.task.uncancel()
                 raise asyncio.TimeoutError(f"{spec.method} timed out after {limit} s") from None
             raise
         finally:
-            timer.cancel()
+            self.deadlines.finish(key)
         return validate_any_result(self.own_spec(negotiated, "request"), raw)
 
     async def send_notification(
