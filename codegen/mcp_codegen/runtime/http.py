@@ -14,12 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,19 +31,25 @@ from .jsonrpc import (
     PARSE_ERROR,
     Engine,
     RpcError,
-    encode_error,
     is_request_id,
 )
+from .asgi import (
+    SSE_HEADERS,
+    Receive,
+    Scope,
+    Send,
+    accepts,
+    disconnected,
+    error_code,
+    read_body,
+    respond,
+    respond_error,
+    respond_json,
+)
 from .http_modern import ModernEndpoint, claims
-from .server import ServerSession, handshake_packages
-from .session import ProtocolPackage
+from .server import ServerSession
 
 logger = logging.getLogger("mcp_codegen.runtime")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
@@ -299,14 +304,14 @@ class HttpApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         path = scope["path"].rstrip("/") or "/"
         if self.auth is not None and path in (self.metadata_path, "/.well-known/oauth-protected-resource"):
-            await _respond_json(send, 200, self.auth.resource_metadata)
+            await respond_json(send, 200, self.auth.resource_metadata)
             return
         if path != self.path:
-            await _respond(send, 404, b"Not Found", "text/plain")
+            await respond(send, 404, b"Not Found", "text/plain")
             return
         problem = self._check_origin(headers)
         if problem:
-            await _respond_error(send, 403, RpcError(INVALID_REQUEST, problem))
+            await respond_error(send, 403, RpcError(INVALID_REQUEST, problem))
             return
         principal = None
         if self.auth is not None:
@@ -319,7 +324,7 @@ class HttpApp:
             or (self.modern is not None and SESSION_HEADER not in headers)
         ):
             # 2026-07-28 has no GET stream and no session to delete (H-26, H-52)
-            await _respond(send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"POST")])
+            await respond(send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"POST")])
             return
         if method == "POST":
             await self._post(headers, principal, receive, send)
@@ -328,7 +333,7 @@ class HttpApp:
         elif method == "DELETE":
             await self._delete(headers, principal, send)
         else:
-            await _respond(
+            await respond(
                 send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"GET, POST, DELETE")]
             )
 
@@ -383,7 +388,7 @@ class HttpApp:
         challenge = f'Bearer resource_metadata="{scheme}://{host}{self.metadata_path}"'
         if token:
             challenge += ', error="invalid_token"'
-        await _respond_error(
+        await respond_error(
             send,
             401,
             RpcError(INVALID_REQUEST, "Unauthorized: a valid bearer token is required"),
@@ -434,11 +439,11 @@ class HttpApp:
         """The request's session, with its version header checked; else None, answered."""
         session, status, problem = self._session_for(headers, principal)
         if session is None:
-            await _respond_error(send, status, RpcError(INVALID_REQUEST, problem))
+            await respond_error(send, status, RpcError(INVALID_REQUEST, problem))
             return None
         problem_version = self._check_version(session, headers)
         if problem_version:
-            await _respond_error(send, 400, RpcError(INVALID_REQUEST, problem_version))
+            await respond_error(send, 400, RpcError(INVALID_REQUEST, problem_version))
             return None
         return session
 
@@ -459,17 +464,17 @@ class HttpApp:
     ) -> None:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            await _respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
+            await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
             return
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
-            await _respond_error(
+            await respond_error(
                 send, 415, RpcError(INVALID_REQUEST, "Unsupported Media Type: use application/json")
             )
             return
         accept = headers.get("accept", "")
-        if not _accepts(accept, "application/json") or not _accepts(accept, "text/event-stream"):
-            await _respond_error(
+        if not accepts(accept, "application/json") or not accepts(accept, "text/event-stream"):
+            await respond_error(
                 send,
                 406,
                 RpcError(
@@ -478,14 +483,14 @@ class HttpApp:
                 ),
             )
             return
-        body = await _read_body(receive, self.max_body_bytes)
+        body = await read_body(receive, self.max_body_bytes)
         if body is None:
-            await _respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
+            await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
             return
         try:
             message = from_json(body, cache_strings="keys")
         except ValueError as exc:
-            await _respond_error(send, 400, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
+            await respond_error(send, 400, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
         if self.modern is not None and (
             self.make_session is None
@@ -503,7 +508,7 @@ class HttpApp:
             if isinstance(message, list):
                 await self._post_batch(session, message, receive, send)
             elif not isinstance(message, dict):
-                await _respond_error(
+                await respond_error(
                     send, 400, RpcError(INVALID_REQUEST, "Invalid Request: not an object")
                 )
             elif "method" in message and "id" in message:
@@ -511,14 +516,14 @@ class HttpApp:
             else:
                 reply = await session.engine._route(message, in_batch=False)
                 if reply is not None:
-                    await _respond(send, 400, reply, "application/json")
+                    await respond(send, 400, reply, "application/json")
                 else:
-                    await _respond(send, 202, b"", None)
+                    await respond(send, 202, b"", None)
 
     async def _initialize(self, message: dict[str, Any], principal: Any, send: Send) -> None:
         self._expire_idle()
         if len(self.sessions) >= self.max_sessions:
-            await _respond_error(
+            await respond_error(
                 send, 503, RpcError(INVALID_REQUEST, "Service Unavailable: too many sessions")
             )
             return
@@ -537,12 +542,12 @@ class HttpApp:
         reply = await self._run(session, message, None, None)
         if server.package is None:  # initialize failed: no session is kept
             await _settle(self.event_store.forget(session_id))
-            await _respond(send, 200, reply or b"", "application/json")
+            await respond(send, 200, reply or b"", "application/json")
             return
         # 2025-11-25 SSE polling: prime POST streams; the client resumes dropped ones.
         transport.polling = server.package.version >= "2025-11-25"
         self.sessions[session.id] = session
-        await _respond(
+        await respond(
             send, 200, reply or b"", "application/json", [(b"mcp-session-id", session.id.encode())]
         )
 
@@ -565,8 +570,8 @@ class HttpApp:
         if immediate is not None:  # an error found before any handler ran
             session.transport.close_stream(stream)
             if send is not None:
-                status = 400 if _error_code(immediate) == INVALID_REQUEST else 200
-                await _respond(send, status, immediate, "application/json")
+                status = 400 if error_code(immediate) == INVALID_REQUEST else 200
+                await respond(send, status, immediate, "application/json")
             return immediate
         incoming = session.engine._incoming.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
         if send is None or receive is None:
@@ -601,10 +606,10 @@ class HttpApp:
         if task is None or task.done():
             transport.close_stream(stream)
             if stream.end == 2:
-                await _respond(send, 200, stream.events[0], "application/json")
+                await respond(send, 200, stream.events[0], "application/json")
                 return
             if stream.end == 1 and empty_status == 202:
-                await _respond(send, 202, b"", None)
+                await respond(send, 202, b"", None)
                 return
         else:
             task.add_done_callback(lambda _: transport.close_stream(stream))
@@ -618,12 +623,12 @@ class HttpApp:
         self, session: HttpSession, batch: list[Any], receive: Receive, send: Send
     ) -> None:
         if session.server.package is None or not session.server.package.accepts_batches:
-            await _respond_error(
+            await respond_error(
                 send, 400, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
             )
             return
         if not batch:
-            await _respond_error(send, 400, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
+            await respond_error(send, 400, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
             return
         stream = session.transport.new_stream()
         token = _current_stream.set(stream)
@@ -638,8 +643,8 @@ class HttpApp:
     async def _get(
         self, headers: dict[str, str], principal: Any, receive: Receive, send: Send
     ) -> None:
-        if not _accepts(headers.get("accept", ""), "text/event-stream"):
-            await _respond_error(
+        if not accepts(headers.get("accept", ""), "text/event-stream"):
+            await respond_error(
                 send, 406, RpcError(INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             )
             return
@@ -653,11 +658,11 @@ class HttpApp:
         if last_event:
             found = await session.transport.resume(last_event)
             if found is None:
-                await _respond_error(send, 404, RpcError(INVALID_REQUEST, "Not Found: unknown Last-Event-ID"))
+                await respond_error(send, 404, RpcError(INVALID_REQUEST, "Not Found: unknown Last-Event-ID"))
                 return
             stream, events = found
         if stream is standalone and session.get_connected:
-            await _respond_error(
+            await respond_error(
                 send, 409, RpcError(INVALID_REQUEST, "Conflict: this session already has a GET stream")
             )
             return
@@ -676,7 +681,7 @@ class HttpApp:
         if session is None:
             return
         self._end(session)
-        await _respond(send, 200, b"", None)
+        await respond(send, 200, b"", None)
 
     def _end(self, session: HttpSession) -> None:
         self.sessions.pop(session.id, None)
@@ -705,111 +710,31 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     Server options (``server_info``, ``instructions``, ``list_changed``, ``packages``) go to
     each session; HTTP options are those of :class:`HttpApp`.
     """
-    from .stateless import MODERN_OPTIONS, ChangeFeed, StatelessServer, stateless_packages
+    from .stateless import MODERN_OPTIONS, Eras
 
-    session_keys = {"server_info", "instructions", "list_changed", "validate_tools", "tasks"}
-    modern_keys = set(MODERN_OPTIONS)
-    session_options = {k: v for k, v in options.items() if k in session_keys}
-    modern_options = {k: v for k, v in options.items() if k in modern_keys}
-    app_options = {
-        k: v for k, v in options.items()
-        if k not in session_keys | modern_keys | {"packages", "changes"}
+    server_keys = {
+        "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
+        "changes", *MODERN_OPTIONS,
     }
-    packages = options.get("packages")
-    wrapped = (
-        [ProtocolPackage.of(p) for p in packages]
-        if packages
-        else handshake_packages(handlers) + stateless_packages(handlers)
-    )
-    handshake = [p for p in wrapped if p.era == "handshake"]
-    stateless = [p for p in wrapped if p.era == "stateless"]
-    feed = options.get("changes") or ChangeFeed()
-    modern = None
-    if stateless:
-        server = StatelessServer(
-            handlers, packages=stateless, changes=feed, **modern_options, **session_options
-        )
-        modern = ModernEndpoint(server)
+    eras = Eras.of(handlers, **{k: v for k, v in options.items() if k in server_keys})
+    app_options = {k: v for k, v in options.items() if k not in server_keys}
+    modern = eras.stateless_server(handlers)
 
     def make_session() -> ServerSession:
-        return ServerSession(handlers, packages=handshake, changes=feed, **session_options)
+        session = eras.handshake_session(handlers)
+        assert session is not None
+        return session
 
     return HttpApp(
-        make_session if handshake else None,
+        make_session if eras.handshake else None,
         path=path,
-        modern=modern,
-        legacy_versions=[p.version for p in handshake],
+        modern=ModernEndpoint(modern) if modern is not None else None,
+        legacy_versions=[p.version for p in eras.handshake],
         **app_options,
     )
 
 
 # -- small ASGI helpers -----------------------------------------------------------------------
-
-
-def _accepts(accept: str, media_type: str) -> bool:
-    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    major = media_type.split("/")[0]
-    return bool(kinds & {media_type, f"{major}/*", "*/*"})
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-async def _respond(
-    send: Send,
-    status: int,
-    body: bytes,
-    content_type: str | None,
-    extra_headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
-    if content_type:
-        headers.append((b"content-type", content_type.encode()))
-    headers.extend(extra_headers or [])
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _respond_json(send: Send, status: int, document: Any) -> None:
-    await _respond(send, status, json.dumps(document).encode("utf-8"), "application/json")
-
-
-async def _respond_error(
-    send: Send,
-    status: int,
-    error: RpcError,
-    extra_headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    await _respond(send, status, encode_error(None, error), "application/json", extra_headers)
-
-
-def _error_code(reply: bytes) -> Any:
-    """The error code of an encoded error response (None for anything else)."""
-    try:
-        message = from_json(reply)
-    except ValueError:
-        return None
-    error = message.get("error") if isinstance(message, dict) else None
-    return error.get("code") if isinstance(error, dict) else None
-
-
-async def _disconnected(receive: Receive) -> None:
-    """Return when the client hangs up (the request body has been read already)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def _event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:
@@ -859,16 +784,14 @@ async def _stream_events(
             "type": "http.response.start",
             "status": 200,
             "headers": [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),
+                *SSE_HEADERS,
             ],
         }
     )
     if priming:
         await send({"type": "http.response.body", "body": priming, "more_body": True})
     pump = asyncio.ensure_future(_pump(send, events, retry_ms))
-    hangup = asyncio.ensure_future(_disconnected(receive))
+    hangup = asyncio.ensure_future(disconnected(receive))
     try:
         await asyncio.wait({pump, hangup}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -53,20 +54,12 @@ from .stateless import RequestScope, StatelessServer, _scope
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 #: Errors answered with HTTP 400 in this era (the rest of JSON-RPC errors: 200).
 BAD_REQUEST_CODES = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
      INVALID_REQUEST}
 )
-SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 
 
 def _mismatch(message: str) -> RpcError:
@@ -92,29 +85,29 @@ class ModernEndpoint:
         # optional whitespace around a field value is not part of it (RFC 9110, 5.5)
         headers = {name: value.strip(" \t") for name, value in headers.items()}
         if not isinstance(message, dict):
-            await _send_json(send, 400, encode_error(
-                None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
-                if isinstance(message, list) else RpcError(INVALID_REQUEST, "Invalid Request: not an object")))
+            what = "batches are not allowed" if isinstance(message, list) else "not an object"
+            await respond_error(send, 400, RpcError(INVALID_REQUEST, f"Invalid Request: {what}"))
             return
         request_id = message.get("id")
         method = message.get("method")
         if "method" not in message:
             # clients send no responses in this era
-            await _send_json(send, 400, encode_error(
-                None, RpcError(INVALID_REQUEST, "Invalid Request: clients send no responses in 2026-07-28")))
+            await respond_error(
+                send, 400, RpcError(INVALID_REQUEST, "Invalid Request: clients send no responses in 2026-07-28")
+            )
             return
         if "id" not in message:
             if method == CANCELLED:
                 params = message.get("params")
                 if isinstance(params, dict):
                     self._cancel(params.get("requestId"))
-            await _send_empty(send, 202)
+            await respond(send, 202, b"", None)
             return
         if not is_request_id(request_id) or message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            await _send_json(send, 400, encode_error(
+            await respond(send, 400, encode_error(
                 request_id if is_request_id(request_id) else None,
                 RpcError(INVALID_REQUEST, "Invalid Request: a JSON-RPC 2.0 request needs jsonrpc, "
-                         "a string or integer id and a method")))
+                         "a string or integer id and a method")), "application/json")
             return
         params = message.get("params")
         try:
@@ -123,7 +116,7 @@ class ModernEndpoint:
             await self._check(headers, method, params)
         except RpcError as error:
             status = 404 if error.code == METHOD_NOT_FOUND else 400
-            await _send_json(send, status, encode_error(request_id, error))
+            await respond(send, status, encode_error(request_id, error), "application/json")
             return
         assert isinstance(params, dict)
         meta = params["_meta"]
@@ -246,7 +239,7 @@ class ModernEndpoint:
         receive: Receive, send: Send,
     ) -> None:
         task = self._start(request_id, method, params, principal, _no_emit)
-        hangup = asyncio.ensure_future(_disconnected(receive))
+        hangup = asyncio.ensure_future(disconnected(receive))
         try:
             await asyncio.wait({task, hangup}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -257,7 +250,7 @@ class ModernEndpoint:
                 await task
             return
         reply = task.result()
-        await _send_json(send, _status_of(reply), reply)
+        await respond(send, _status_of(reply), reply, "application/json")
 
     async def _stream(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
@@ -273,7 +266,7 @@ class ModernEndpoint:
 
         task = self._start(request_id, method, params, principal, emit)
         task.add_done_callback(lambda done: queue.put_nowait(None))
-        hangup = asyncio.ensure_future(_disconnected(receive))
+        hangup = asyncio.ensure_future(disconnected(receive))
         started = False
         try:
             while True:
@@ -290,7 +283,7 @@ class ModernEndpoint:
                     # ...unless it is an error whose status is not 200
                     getting.cancel()
                     reply = task.result()
-                    await _send_json(send, _status_of(reply), reply)
+                    await respond(send, _status_of(reply), reply, "application/json")
                     return
                 if not started:
                     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -355,9 +348,7 @@ def _same(header_value: str, body_value: Any) -> bool:
 
 
 def _status_of(reply: bytes) -> int:
-    from .http import _error_code
-
-    code = _error_code(reply)
+    code = error_code(reply)
     if code is None:
         return 200
     if code == METHOD_NOT_FOUND:
@@ -367,27 +358,6 @@ def _status_of(reply: bytes) -> int:
 
 async def _no_emit(method: str, params: Any) -> None:
     """JSON replies carry no notifications (none can arise without a token or level)."""
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _send_json(send: Send, status: int, body: bytes) -> None:
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode())],
-    })
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_empty(send: Send, status: int) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-length", b"0")]})
-    await send({"type": "http.response.body", "body": b""})
 
 
 async def _send_chunk(send: Send, chunk: bytes) -> None:

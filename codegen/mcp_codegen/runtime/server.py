@@ -19,6 +19,7 @@ from .modern import (
     PROTOCOL_VERSION_KEY,
 )
 from .session import (
+    generated_beside,
     CommonBuiltins,
     ProtocolPackage,
     Session,
@@ -63,18 +64,7 @@ def handshake_packages(handlers: object) -> list[ProtocolPackage]:
     A folder of generated packages (``mcp_generated``) lists them in ``REVISIONS``; a lone
     vendored package serves its own revision only.
     """
-    own = ProtocolPackage.of(package_of(handlers))
-    parent_name = own.module.__name__.rpartition(".")[0]
-    revisions: dict[str, str] = {}
-    if parent_name:
-        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
-    packages = {own.version: own}
-    for revision, name in revisions.items():
-        if revision not in packages:
-            package = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
-            packages[revision] = package
-    handshake = [p for p in packages.values() if p.era == "handshake"]
-    return sorted(handshake, key=lambda p: p.version, reverse=True)
+    return [p for p in generated_beside(package_of(handlers)) if p.era == "handshake"]
 
 
 class ServerBuiltins(CommonBuiltins):

@@ -99,6 +99,20 @@ def package_of(handlers: object) -> ModuleType:
     raise TypeError(f"{type(handlers).__name__} does not derive from a generated handler class")
 
 
+def generated_beside(own: ModuleType) -> list[ProtocolPackage]:
+    """Every revision generated beside ``own`` (its parent's ``REVISIONS``), newest first;
+    a lone vendored package offers its own revision only."""
+    parent_name = own.__name__.rpartition(".")[0]
+    revisions: Mapping[str, str] = {}
+    if parent_name:
+        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
+    packages = {str(own.PROTOCOL_VERSION): ProtocolPackage.of(own)}
+    for revision, name in revisions.items():
+        if revision not in packages:
+            packages[revision] = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
+    return sorted(packages.values(), key=lambda p: p.version, reverse=True)
+
+
 def has_capability(capabilities: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
     """Whether ``capabilities`` declares ``path`` (an object, or ``true`` for a flag)."""
     node: Any = capabilities or {}

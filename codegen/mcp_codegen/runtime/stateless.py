@@ -56,6 +56,7 @@ from .modern import (
 )
 from .server import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED, ServerSession
 from .session import (
+    generated_beside,
     CapabilityError,
     ProtocolPackage,
     declare,
@@ -370,20 +371,7 @@ class InputSender:
 
 def stateless_packages(handlers: object) -> list[ProtocolPackage]:
     """Stateless-era revisions generated beside the handlers' own package, newest first."""
-    import importlib
-
-    own = ProtocolPackage.of(package_of(handlers))
-    parent_name = own.module.__name__.rpartition(".")[0]
-    packages = {own.version: own}
-    if parent_name:
-        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
-        for revision, name in revisions.items():
-            if revision not in packages:
-                packages[revision] = ProtocolPackage.of(
-                    importlib.import_module(f"{parent_name}.{name}")
-                )
-    stateless = [p for p in packages.values() if p.era == "stateless"]
-    return sorted(stateless, key=lambda p: p.version, reverse=True)
+    return [p for p in generated_beside(package_of(handlers)) if p.era == "stateless"]
 
 
 @dataclass(frozen=True)
@@ -814,45 +802,75 @@ MODERN_OPTIONS = (
 )
 
 
-def build_router(
-    handlers: object,
-    *,
-    packages: Sequence[ProtocolPackage | ModuleType] | None = None,
-    changes: ChangeFeed | None = None,
-    **options: Any,
-) -> EraRouter:
-    """One dispatcher for a connection, serving every era the packages cover.
+@dataclass(frozen=True)
+class Eras:
+    """What a server serves: the generated packages of each era, the change feed both
+    eras share, and the options of the handshake sessions and of the stateless server."""
 
-    ``packages`` defaults to every revision generated beside the handlers' own package;
-    pass a subset to serve fewer (only 2026-07-28, say). ``changes`` is the server-wide
-    :class:`ChangeFeed` both eras listen to.
-    """
-    from .server import handshake_packages
+    handshake: list[ProtocolPackage]
+    stateless: list[ProtocolPackage]
+    changes: ChangeFeed
+    session_options: dict[str, Any]
+    modern_options: dict[str, Any]
 
-    wrapped = (
-        [ProtocolPackage.of(p) for p in packages]
-        if packages
-        else handshake_packages(handlers) + stateless_packages(handlers)
-    )
-    handshake = [p for p in wrapped if p.era == "handshake"]
-    stateless = [p for p in wrapped if p.era == "stateless"]
-    feed = changes if changes is not None else ChangeFeed()
-    modern_options = {name: options.pop(name) for name in MODERN_OPTIONS if name in options}
-    legacy = (
-        ServerSession(handlers, packages=handshake, changes=feed, **options) if handshake else None
-    )
-    modern = (
-        StatelessServer(handlers, packages=stateless, changes=feed, **modern_options, **options)
-        if stateless
-        else None
-    )
-    return EraRouter(legacy, modern)
+    @classmethod
+    def of(
+        cls,
+        handlers: object,
+        *,
+        packages: Sequence[ProtocolPackage | ModuleType] | None = None,
+        changes: ChangeFeed | None = None,
+        **options: Any,
+    ) -> Eras:
+        """``packages`` defaults to every revision generated beside the handlers' own
+        package; pass a subset to serve fewer (only 2026-07-28, say)."""
+        wrapped = (
+            [ProtocolPackage.of(p) for p in packages]
+            if packages
+            else generated_beside(package_of(handlers))
+        )
+        modern_options = {name: options.pop(name) for name in MODERN_OPTIONS if name in options}
+        return cls(
+            handshake=[p for p in wrapped if p.era == "handshake"],
+            stateless=[p for p in wrapped if p.era == "stateless"],
+            changes=changes if changes is not None else ChangeFeed(),
+            session_options=options,
+            modern_options=modern_options,
+        )
+
+    def handshake_session(self, handlers: object) -> ServerSession | None:
+        """A new handshake-era session (one per connection), if that era is served."""
+        if not self.handshake:
+            return None
+        return ServerSession(
+            handlers, packages=self.handshake, changes=self.changes, **self.session_options
+        )
+
+    def stateless_server(self, handlers: object) -> StatelessServer | None:
+        """The stateless server (one per process), if that era is served."""
+        if not self.stateless:
+            return None
+        return StatelessServer(
+            handlers,
+            packages=self.stateless,
+            changes=self.changes,
+            **self.modern_options,
+            **self.session_options,
+        )
+
+
+def build_router(handlers: object, **options: Any) -> EraRouter:
+    """One dispatcher for a connection, serving every era the packages cover (see
+    :meth:`Eras.of` for ``packages`` and ``changes``)."""
+    eras = Eras.of(handlers, **options)
+    return EraRouter(eras.handshake_session(handlers), eras.stateless_server(handlers))
 
 
 __all__ = [
     "CachePolicy",
     "ChangeFeed",
     "EraRouter",
+    "Eras",
     "InputRequired",
     "RequestScope",
     "StateSealer",
