@@ -33,6 +33,7 @@ from .jsonrpc import (
     is_request_id,
 )
 from .modern import (
+    modern_meta,
     CANCELLED,
     HEADER_ANNOTATION,
     HEADER_MISMATCH,
@@ -328,11 +329,7 @@ def claims(
         return False
     if version is not None:
         return version not in legacy_versions
-    if isinstance(message, dict):
-        params = message.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
-    return False
+    return isinstance(message, dict) and modern_meta(message.get("params")) is not None
 
 
 def _same(header_value: str, body_value: Any) -> bool:

@@ -11,8 +11,6 @@ import binascii
 import re
 from typing import Any, Final
 
-MODERN_VERSION: Final = "2026-07-28"
-
 # Reserved _meta keys (io.modelcontextprotocol/ prefix).
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"

@@ -39,6 +39,7 @@ from pydantic import ValidationError
 
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError
 from .modern import (
+    modern_meta,
     ACKNOWLEDGED,
     CLIENT_CAPABILITIES_KEY,
     COMPLETE,
@@ -226,7 +227,6 @@ class RequestScope:
     asked: dict[str, dict[str, Any]] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)  # input keys used by this run of the handler
     calls: int = 0
-    user_state: Any = None
     resumed: bool = False  # a requestState came with the request and passed its check
 
     @property
@@ -408,7 +408,6 @@ class StatelessServer(ServerSession):
         if not modern:
             raise ValueError("no stateless-era (2026-07-28) package is generated beside the handlers")
         super().__init__(handlers, packages=modern, **options)
-        self.modern_packages = modern
         self._versions = tuple(p.version for p in modern)
         self.package = modern[0]
         self.changes = changes or ChangeFeed()
@@ -552,7 +551,6 @@ class StatelessServer(ServerSession):
         scope.answers = answers
         scope.resumed = True
         if "u" in state:  # the handler's own requestState, verified by our seal
-            scope.user_state = state["u"]
             return {**params, "requestState": state["u"]}
         return {k: v for k, v in params.items() if k != "requestState"}
 
@@ -764,8 +762,7 @@ class EraRouter:
         if modern is not None and (
             self.legacy is None
             or method == DISCOVER
-            or (isinstance(params, dict) and isinstance(params.get("_meta"), dict)
-                and PROTOCOL_VERSION_KEY in params["_meta"])
+            or modern_meta(params) is not None
         ):
             if self.legacy is None and method == "initialize":
                 raise RpcError(
