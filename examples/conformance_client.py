@@ -17,6 +17,7 @@ from typing import Any
 
 from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.oauth import ClientMetadata, OAuthError, OAuthProvider, auto_approve
+from mcp_codegen.runtime.session import to_wire
 from mcp_generated.v2025_11_25 import client as client_stubs
 from mcp_generated.v2025_11_25 import models
 
@@ -27,7 +28,7 @@ class ConformanceHandlers(client_stubs.ClientHandlers):
     """Answers what the mock servers ask: elicitation accepted with the schema's defaults."""
 
     async def elicit(self, params: Any, ctx: Any) -> models.ElicitResult:
-        schema = params.requested_schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        schema = to_wire(params.requested_schema)
         defaults = {
             name: prop["default"]
             for name, prop in schema.get("properties", {}).items()
@@ -38,7 +39,7 @@ class ConformanceHandlers(client_stubs.ClientHandlers):
 
 def sample_arguments(tool: Any) -> dict[str, Any]:
     """Placeholder values for a tool's required arguments, by their JSON type."""
-    schema = tool.input_schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    schema = to_wire(tool.input_schema)
     properties = schema.get("properties") or {}
     return {
         name: DUMMY.get(str((properties.get(name) or {}).get("type")), "x")
@@ -93,7 +94,7 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
             await client.call_tool(name="test_reconnection", arguments={})
         elif scenario == "json-schema-2020-12-preservation":
             focal = next(t for t in tools.tools if t.name == "json_schema_2020_12_tool")
-            schema = focal.input_schema.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            schema = to_wire(focal.input_schema)
             echo = next(name for name in names if name != focal.name)
             await client.call_tool(name=echo, arguments={"schema": schema})
         elif scenario == "http-custom-headers":

@@ -34,6 +34,7 @@ from .modern import (
     CLIENT_INFO_KEY,
     COMPLETE,
     DISCOVER,
+    HEADER_MISMATCH,
     INPUT_REQUEST_METHODS,
     INPUT_REQUESTS,
     INPUT_REQUIRED,
@@ -50,6 +51,7 @@ from .modern import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .session import (
+    generated_beside,
     CapabilityError,
     CommonBuiltins,
     ProtocolPackage,
@@ -62,7 +64,16 @@ from .session import (
     to_wire,
     validate_any_result,
 )
-from .http_client import AuthRequired, HttpError
+from .http_client import (
+    REQUEST_HEADERS,
+    AuthRequired,
+    HttpClientTransport,
+    HttpError,
+    InvalidHeaderAnnotation,
+    SessionExpired,
+    param_headers,
+    request_headers,
+)
 from .stdio import spawn
 from .tools import ToolSchemas, as_functions, problems
 
@@ -93,20 +104,6 @@ class ProtocolViolation(RuntimeError):
 
 class _NotModern(Exception):
     """The ``server/discover`` probe found no stateless-era server (fall back)."""
-
-
-def generated_beside(own: ModuleType) -> list[ProtocolPackage]:
-    """Every revision generated beside ``own`` (its parent's ``REVISIONS``), newest first;
-    a lone vendored package offers its own revision only."""
-    parent_name = own.__name__.rpartition(".")[0]
-    revisions: Mapping[str, str] = {}
-    if parent_name:
-        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
-    packages = {str(own.PROTOCOL_VERSION): ProtocolPackage.of(own)}
-    for revision, name in revisions.items():
-        if revision not in packages:
-            packages[revision] = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
-    return sorted(packages.values(), key=lambda p: p.version, reverse=True)
 
 
 def choose_packages(protocol: ProtocolChoice, handlers: object | None) -> tuple[list[ProtocolPackage], str]:
@@ -195,7 +192,10 @@ class ClientSession(Session):
     ) -> None:
         wrapped, self.negotiation = choose_packages(packages, handlers)
         if not wrapped:
-            raise ValueError("connect needs at least one generated protocol package")
+            raise ValueError(
+                "connect needs at least one generated protocol package: pass protocol=\"auto\", "
+                "a generated package (mcp_generated.v2025_11_25) or a non-empty list of them"
+            )
         self.packages = wrapped
         own = package_of(handlers) if handlers is not None else wrapped[0].module
         client_module = importlib.import_module(f"{own.__name__}.client")
@@ -420,13 +420,18 @@ class ClientSession(Session):
     def _allowed(self, method: str) -> Any:
         """The negotiated spec of a request this session may send (gates checked), looked
         up once per method for the negotiated revision and capabilities."""
-        key = (self.package, self.own_capabilities, self.peer_capabilities)
         found = self._sends.get(method)
-        if found is not None and all(a is b for a, b in zip(found[0], key, strict=True)):
-            return found[1]
+        if found is not None:
+            (package, own, peer), negotiated = found
+            if (
+                package is self.package
+                and own is self.own_capabilities
+                and peer is self.peer_capabilities
+            ):
+                return negotiated
         negotiated = self._negotiated(method, "request")
         self._check_gates(method, negotiated.gates, negotiated.direction, "request")
-        self._sends[method] = (key, negotiated)
+        self._sends[method] = ((self.package, self.own_capabilities, self.peer_capabilities), negotiated)
         return negotiated
 
     def on_result(self, method: str, raw: Any) -> Any:
@@ -452,7 +457,10 @@ class ClientSession(Session):
         wire = {**wire, "_meta": {**self._meta, **meta} if meta else self._meta}
         engine = self.engine
         if engine is None:
-            raise CapabilityError(f"cannot send {spec.method}: the session is not connected")
+            raise CapabilityError(
+                f"cannot send {spec.method}: the session is not connected "
+                "(use the client inside connect_stdio/connect_http/connect)"
+            )
         if request_id is None:
             request_id = engine.new_request_id()
         limit = self.request_timeout if timeout is None else timeout
@@ -508,7 +516,10 @@ class ClientSession(Session):
             self._build_meta()
             return
         if self.package is None or level is None:
-            raise CapabilityError("set_log_level needs a negotiated session and a level")
+            raise CapabilityError(
+                "set_log_level needs a negotiated session and a level: call it on a connected "
+                "client, with a level such as \"info\" (None is only for the stateless era)"
+            )
         await self.send_request(self.package.dispatch.REQUESTS[SET_LEVEL], {"level": level})
 
     # -- subscriptions/listen --------------------------------------------------------------
@@ -553,7 +564,10 @@ class ClientSession(Session):
         self, notifications: dict[str, Any], background: bool = False
     ) -> tuple[asyncio.Task[Any], Subscription]:
         if self.era != STATELESS or self.package is None or self.engine is None:
-            raise CapabilityError("subscriptions/listen needs a stateless-era session")
+            raise CapabilityError(
+                "subscriptions/listen needs a stateless-era session (2026-07-28); in the "
+                "handshake era implement the client's on_* notification hooks instead"
+            )
         spec = self.package.dispatch.REQUESTS[LISTEN]
         subscription = Subscription(self.engine.new_request_id(), background)
         self._subscriptions[subscription.id] = subscription
@@ -606,7 +620,7 @@ class ClientSession(Session):
                 if spec is not None:
                     with contextlib.suppress(ValidationError):
                         subscription.deliver(method, self.own_spec(spec, "notification").validate_params(params))
-                if subscription.background is False and method in self._auto_listened:
+                if not subscription.background and method in self._auto_listened:
                     return
         await super().on_notification(method, params)
 
@@ -658,7 +672,10 @@ async def connect(
         done, _ = await asyncio.wait({opening, reader}, return_when=asyncio.FIRST_COMPLETED)
         if opening not in done:
             opening.cancel()
-            raise ConnectionError("the server closed the connection during negotiation")
+            raise ConnectionError(
+                "the server closed the connection during negotiation "
+                "(check that the command/URL starts an MCP server, and its stderr or logs)"
+            )
         opening.result()
         yield session.client
     finally:
@@ -730,8 +747,6 @@ class HttpClientSession(ClientSession):
     async def send_request(
         self, spec: Any, params: Any, timeout: float | None = None
     ) -> Any:
-        from .http_client import SessionExpired
-
         if self.era == STATELESS:
             return await super().send_request(spec, params, timeout)
         session_id = self.transport.session_id
@@ -742,8 +757,6 @@ class HttpClientSession(ClientSession):
             return await super().send_request(spec, params, timeout)
 
     async def send_notification(self, spec: Any, params: Any) -> None:
-        from .http_client import SessionExpired
-
         session_id = self.transport.session_id
         try:
             await super().send_notification(spec, params)
@@ -759,9 +772,6 @@ class HttpClientSession(ClientSession):
         request_id: RequestId | None = None,
     ) -> Any:
         """POST with the request-metadata headers; on -32020 refresh tools and retry once."""
-        from .http_client import REQUEST_HEADERS, request_headers
-        from .modern import HEADER_MISMATCH
-
         assert self.package is not None
         for attempt in (1, 2):
             tool = wire.get("name") if spec.method == CALL_TOOL else None
@@ -801,8 +811,6 @@ class HttpClientSession(ClientSession):
         warning) and remember where the valid ones sit."""
         if method != LIST_TOOLS or not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
             return raw
-        from .http_client import InvalidHeaderAnnotation, param_headers
-
         kept = []
         for tool in raw["tools"]:
             name: Any = tool.get("name") if isinstance(tool, dict) else None
@@ -838,8 +846,6 @@ async def connect_http(
     :class:`~mcp_codegen.runtime.oauth.OAuthProvider` (or any ``HttpAuth``) that puts
     credentials on every request and answers 401/403 challenges.
     """
-    from .http_client import HttpClientTransport
-
     transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
     session = HttpClientSession(protocol, handlers, **options)
     session.transport = transport

@@ -146,6 +146,17 @@ def request_headers(
     return headers
 
 
+def request_head(
+    method: str, target: str, host: str, headers: Mapping[str, str], body: bytes
+) -> bytes:
+    """The head of an HTTP/1.1 request (``Content-Length`` for a body, and for every POST)."""
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    if method in ("POST", "PUT") or body:
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
 @dataclass
 class Response:
     status: int
@@ -229,7 +240,10 @@ class HttpClient:
     def __post_init__(self) -> None:
         parts = urlsplit(self.url)
         if parts.scheme != "http":
-            raise ValueError(f"only http:// URLs are supported, not {self.url!r}")
+            raise ValueError(
+                f"only http:// URLs are supported, not {self.url!r} (for an https server, "
+                "put a TLS-terminating proxy on a local http:// address)"
+            )
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or 80
         self.path = parts.path or "/"
@@ -254,18 +268,14 @@ class HttpClient:
     async def request(
         self, method: str, body: bytes = b"", headers: dict[str, str] | None = None
     ) -> Response:
-        merged = {**self.headers, **(headers or {})}
-        lines = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host_header}"]
-        lines += [f"{k}: {v}" for k, v in merged.items()]
-        if method in ("POST", "PUT") or body:
-            lines.append(f"Content-Length: {len(body)}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        merged = {**self.headers, **headers} if headers else self.headers
+        head = request_head(method, self.path, self.host_header, merged, body)
         for attempt in (1, 2):
             connection = await self._connect()
             try:
                 connection.writer.write(head + body)
                 await connection.writer.drain()
-                return await self._read_head(connection)
+                return await read_response(connection)
             except (ConnectionError, asyncio.IncompleteReadError):
                 connection.close()
                 if attempt == 2:
@@ -275,29 +285,32 @@ class HttpClient:
                 raise
         raise AssertionError("unreachable")
 
-    async def _read_head(self, connection: _Connection) -> Response:
-        head = await connection.reader.readuntil(b"\r\n\r\n")
-        status_line, *header_lines = head.decode("latin-1").split("\r\n")
-        status = int(status_line.split(" ", 2)[1])
-        headers: dict[str, str] = {}
-        for line in header_lines:
-            if ":" in line:
-                name, value = line.split(":", 1)
-                headers[name.strip().lower()] = value.strip()
-        length = headers.get("content-length")
-        return Response(
-            status,
-            headers,
-            connection.reader,
-            connection,
-            chunked=headers.get("transfer-encoding", "").lower() == "chunked",
-            length=int(length) if length is not None else None,
-        )
-
     async def close(self) -> None:
         for connection in self._idle:
             connection.close()
         self._idle.clear()
+
+
+async def read_response(connection: _Connection) -> Response:
+    """Read a response's status line and headers (names lower-cased); the body is left
+    on the connection for :class:`Response` to read."""
+    head = await connection.reader.readuntil(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    status = int(status_line.split(" ", 2)[1])
+    headers: dict[str, str] = {}
+    for line in header_lines:
+        name, colon, value = line.partition(":")
+        if colon:
+            headers[name.strip().lower()] = value.strip()
+    length = headers.get("content-length")
+    return Response(
+        status,
+        headers,
+        connection.reader,
+        connection,
+        chunked=headers.get("transfer-encoding", "").lower() == "chunked",
+        length=int(length) if length is not None else None,
+    )
 
 
 Deliver = Callable[[bytes], Coroutine[Any, Any, None]]

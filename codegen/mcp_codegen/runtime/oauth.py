@@ -40,13 +40,12 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 from pydantic_core import from_json, to_json
 
-if TYPE_CHECKING:
-    from .http_client import HttpClient, Response
+from .http_client import HttpClient, Response, _Connection, read_response, request_head
 
 __all__ = [
     "AuthMethod",
@@ -128,11 +127,7 @@ async def http_fetch(
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    lines = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}", "Connection: close"]
-    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
-    if body or method in ("POST", "PUT"):
-        lines.append(f"Content-Length: {len(body)}")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    head = request_head(method, target, parts.netloc, {"Connection": "close", **(headers or {})}, body)
     try:
         reader, writer = await asyncio.open_connection(
             parts.hostname, port, ssl=ssl.create_default_context() if secure else None
@@ -142,28 +137,13 @@ async def http_fetch(
     try:
         writer.write(head + body)
         await writer.drain()
-        status_line, _, rest = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").partition("\r\n")
-        status = int(status_line.split(" ", 2)[1])
-        reply_headers: dict[str, str] = {}
-        for line in rest.split("\r\n"):
-            name, colon, value = line.partition(":")
-            if colon:
-                reply_headers[name.strip().lower()] = value.strip()
-        if reply_headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks = []
-            while size := int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16):
-                chunks.append(await reader.readexactly(size))
-                await reader.readexactly(2)
-            data = b"".join(chunks)
-        elif "content-length" in reply_headers:
-            data = await reader.readexactly(int(reply_headers["content-length"]))
-        else:
-            data = await reader.read()
+        response = await read_response(_Connection(reader, writer))
+        data = await response.read()
     except (OSError, ValueError, IndexError, asyncio.IncompleteReadError) as error:
         raise OAuthError(f"{method} {url} failed: {error or type(error).__name__}") from None
     finally:
         writer.close()
-    return HttpReply(status, reply_headers, data)
+    return HttpReply(response.status, response.headers, data)
 
 
 # -- the user agent ------------------------------------------------------------------------
@@ -778,7 +758,10 @@ class OAuthProvider:
         elif method in ("none", "client_secret_basic", "client_secret_post"):
             form["client_id"] = client.client_id
         else:
-            raise OAuthError(f"token endpoint auth method {method!r} is not supported by this client")
+            raise OAuthError(
+                f"token endpoint auth method {method!r} is not supported by this client; "
+                f"use one of {', '.join(AUTH_METHODS)} (token_endpoint_auth_method=)"
+            )
         endpoint = discovery.endpoint("token_endpoint", "/token")
         reply = await self.fetch("POST", endpoint, urlencode(form).encode(), headers)
         answer = reply.json()
