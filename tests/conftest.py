@@ -5,7 +5,11 @@ from __future__ import annotations
 import importlib
 import itertools
 import os
+import select
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -78,3 +82,52 @@ def import_files(tmp_path_factory: pytest.TempPathFactory) -> Callable[[dict[str
 def models_module(revision: str) -> ModuleType:
     """The committed generated models of a released revision."""
     return importlib.import_module(f"mcp_generated.v{revision.replace('-', '_')}.models")
+
+
+# -- subprocess servers (the interop and scale-out tests) -------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listened on a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(process: subprocess.Popen[bytes], port: int, timeout: float = 15.0) -> None:
+    """Wait until ``process`` accepts connections on ``port`` (failing if it exits first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert process.poll() is None, f"the server exited with {process.returncode}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on port {port}"
+            time.sleep(0.05)
+
+
+def read_port(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
+    """The ``PORT <n>`` line a peer prints on its stdout once it listens."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.1)
+        if ready:
+            line = process.stdout.readline().decode()
+            assert line.startswith("PORT "), f"unexpected output {line!r}"
+            return int(line.split()[1])
+        assert process.poll() is None, f"the peer exited with {process.returncode}"
+    raise AssertionError("the peer did not report its port")
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 5.0, *, strict: bool = False) -> None:
+    """SIGTERM, then SIGKILL after ``timeout``; ``strict``: needing SIGKILL is a failure."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout)
+        if strict:
+            raise AssertionError("the server did not stop on SIGTERM") from None

@@ -10,13 +10,12 @@ belongs to; unknown ids are 404). The ASGI harness and the test server come from
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from test_http_client import Handlers, eventually, serving, texts, token
-from test_http_server import (
+from test_http_server import (  # the autouse fixture: hang up leftovers, re-raise app errors
     Ctx,
-    EXCHANGES,
+    _no_exchange_left_running,  # noqa: F401
     Tools,
     call,
     exchange,
@@ -38,19 +37,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-async def _no_exchange_left_running() -> AsyncIterator[None]:
-    """Hang up what a test left open (GET streams); the app must then return."""
-    yield
-    for leftover in EXCHANGES:
-        leftover.hung_up.set()
-    tasks = [e.task for e in EXCHANGES if e.task is not None]
-    EXCHANGES.clear()
-    if tasks:
-        _, pending = await asyncio.wait(tasks, timeout=5)
-        assert not pending, "the app kept serving after the client hung up"
 
 
 class RecordingStore:

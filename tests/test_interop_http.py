@@ -15,11 +15,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +26,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from conftest import free_port, read_port, stop_process, wait_listening
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -80,46 +78,8 @@ def anyio_backend() -> str:
 # -- subprocess servers --------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_listening(process: subprocess.Popen[bytes], port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        assert process.poll() is None, f"the server exited with {process.returncode}"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            assert time.monotonic() < deadline, f"nothing listens on port {port}"
-            time.sleep(0.05)
-
-
-def read_port(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
-    """The ``PORT <n>`` line the SDK peer prints once it listens."""
-    assert process.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], 0.1)
-        if ready:
-            line = process.stdout.readline().decode()
-            assert line.startswith("PORT "), f"unexpected output {line!r}"
-            return int(line.split()[1])
-        assert process.poll() is None, f"the SDK peer exited with {process.returncode}"
-    raise AssertionError("the SDK peer did not report its port")
-
-
 def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
-        raise AssertionError("the server did not stop on SIGTERM") from None
+    stop_process(process, strict=True)
 
 
 @pytest.fixture(scope="module")

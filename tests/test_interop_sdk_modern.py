@@ -20,10 +20,8 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +32,7 @@ import anyio
 import mcp.client.session as sdk_session
 import mcp_types as types
 import pytest
+from conftest import free_port, stop_process, wait_listening
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
@@ -120,12 +119,6 @@ async def eventually(condition: Any, timeout: float = 5.0) -> None:
 # -- the server, once per transport ---------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     """The fixture server under uvicorn, one process for the module."""
@@ -137,23 +130,10 @@ def http_url() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            assert process.poll() is None, f"the server exited with {process.returncode}"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, f"nothing listens on port {port}"
-                time.sleep(0.05)
+        wait_listening(process, port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        stop_process(process)
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])

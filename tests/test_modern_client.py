@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import select
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import read_port, stop_process
 
 import mcp_generated.v2025_11_25
 from mcp_codegen.runtime.client import connect_http, connect_stdio
@@ -66,29 +65,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def read_port(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
-    """The ``PORT <n>`` line the peer prints once it listens."""
-    assert process.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], 0.1)
-        if ready:
-            line = process.stdout.readline().decode()
-            assert line.startswith("PORT "), f"unexpected output {line!r}"
-            return int(line.split()[1])
-        assert process.poll() is None, f"the peer exited with {process.returncode}"
-    raise AssertionError("the peer did not report its port")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
-
-
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     """The SDK peer served over Streamable HTTP, once for the module."""
@@ -98,7 +74,7 @@ def http_url() -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{read_port(process)}/mcp"
     finally:
-        stop(process)
+        stop_process(process)
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -334,7 +334,11 @@ def test_list_tools_result(source: str, target: str) -> None:
     assert first["inputSchema"]["properties"] == tool(0)["inputSchema"]["properties"]
     if target == "2025-11-25" and source == NEWEST_HANDSHAKE:
         assert first["execution"] == {"taskSupport": "optional"}
-    if "annotations" in first:
+    # what the target does define is kept (the data carries every field)
+    assert ("annotations" in first) is (target >= "2025-03-26")
+    assert ("title" in first) is ("outputSchema" in first) is (target >= "2025-06-18")
+    assert ("icons" in first) is (target == "2025-11-25")
+    if target >= "2025-03-26":
         assert first["annotations"]["readOnlyHint"] is True
 
 
@@ -345,7 +349,7 @@ def test_list_tools_result(source: str, target: str) -> None:
 def test_list_resources_result(source: str, target: str) -> None:
     out = check(source, target, "ListResourcesResult", list_resources_result(source)).value
     first = out["resources"][0]
-    assert "icons" not in first or target == "2025-11-25"
+    assert ("icons" in first) is (target == "2025-11-25")
     assert ("title" in first) is (target >= "2025-06-18")
     assert first["annotations"]["priority"] == 0.5
     assert out["resources"][1] == {"uri": "file:///b", "name": "b"}
@@ -396,6 +400,8 @@ def test_server_capabilities_and_info(source: str, target: str) -> None:
     assert capabilities["tools"] == {"listChanged": True, **VENDOR}
     if source == NEWEST_HANDSHAKE:
         assert ("tasks" in capabilities) is (target == "2025-11-25")
+    else:  # the 2026-07-28 data has no tasks capability to keep
+        assert "tasks" not in capabilities
     info = check(source, target, "Implementation", implementation()).value
     assert set(info) == {
         "2024-11-05": {"name", "version"},

@@ -13,7 +13,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import free_port, stop_process
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 MODERN = "2026-07-28"
@@ -32,14 +32,8 @@ META = {
 ATTEMPTS = 200
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _start_workers(state_key: str | None) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ)
     env.pop("MCP_REQUEST_STATE_KEY", None)
     if state_key is not None:
@@ -64,20 +58,11 @@ def _start_workers(state_key: str | None) -> tuple[subprocess.Popen[bytes], int]
     return process, port
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 @pytest.fixture(scope="module")
 def shared_key_workers() -> Iterator[int]:
     process, port = _start_workers("a key every worker of this deployment shares")
     yield port
-    _stop(process)
+    stop_process(process, 10)
 
 
 def _post(
@@ -164,7 +149,7 @@ def test_without_a_shared_key_another_worker_rejects_the_request_state() -> None
         assert reply["error"]["code"] == -32602
         assert "integrity" in reply["error"]["message"]
     finally:
-        _stop(process)
+        stop_process(process, 10)
 
 
 def test_a_handshake_session_on_another_worker_fails_naming_session_affinity(

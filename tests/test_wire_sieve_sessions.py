@@ -33,10 +33,6 @@ def _session(version: str, *requests: dict[str, Any]) -> dict[int, Any]:
     return {reply["id"]: reply for reply in replies}
 
 
-def _keys(objects: list[dict[str, Any]]) -> set[str]:
-    return {key for item in objects for key in item}
-
-
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
