@@ -30,45 +30,29 @@ separately) over stdio, HTTP and in-process, and prints their top costs.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import cProfile
-import gc
-import importlib.util
-import io
+import importlib
 import json
-import os
-import platform
-import pstats
-import statistics
 import subprocess
 import sys
 import time
-import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from importlib import metadata
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-PEERS = Path(__file__).resolve().parent / "peers"
-OURS_SERVER = PEERS / "ours_server.py"
-SDK_SERVER = PEERS / "sdk_server.py"
+if TYPE_CHECKING:  # mypy (explicit_package_bases) knows this file as benchmarks.bench_runtime
+    from benchmarks import _common as common
+else:  # run as a script, benchmarks/ is sys.path[0]
+    import _common as common
+
 PACKAGE = "mcp_generated.v2025_11_25"
 REVISION = "2025-11-25"
-SDK_REQUIREMENT = "mcp==2.3.0"
 
-# Targets: ours/SDK calls per second (higher is better); ours/SDK seconds for cold start.
-TARGET_STDIO_SPEEDUP = 5.0
-TARGET_HTTP_SPEEDUP = 3.0
-TARGET_INPROCESS_SPEEDUP = 5.0
+# Target for cold start: ours/SDK seconds (lower is better); throughput: common.THROUGHPUT.
 TARGET_COLD_RATIO = 1 / 3
-
-ARGUMENTS: dict[str, Any] = {"text": "hello"}
-EXPECTED_TEXT = "hello"
 
 
 @dataclass(frozen=True)
@@ -108,82 +92,9 @@ class Settings:
         return replace(base, repeats=n, cold_runs=max(n, 3))
 
 
-def median(samples: Sequence[float]) -> float:
-    return statistics.median(samples)
-
-
-def server_command(script: Path, *args: str) -> list[str]:
-    return [sys.executable, str(script), *args]
-
-
-def child_env() -> dict[str, str]:
-    """The same environment for every server and client process: this one's, except that
-    bytecode caching is on (``PYTHONDONTWRITEBYTECODE`` would make every cold start compile
-    whichever modules lack a current ``.pyc``; the untimed first spawns write them)."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
-def load_peer(name: str, path: Path) -> ModuleType:
-    """Import a peer script by path (the in-process rows reuse the servers' handlers)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 # --------------------------------------------------------------------------------------
-# Connections: one client connected to one server, able to run a batch of calls
+# Connections: one client connected to one server, able to run a batch of unchecked calls
 # --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Connection:
-    """An open client: ``call_once`` returns the echoed text; ``batch(n)`` makes n calls."""
-
-    call_once: Callable[[], Awaitable[str]]
-    batch: Callable[[int], Awaitable[None]]
-
-
-def text_of(result: Any) -> str:
-    """The text of a one-block tool result, ours or the SDK's."""
-    block = result.content[0]
-    if getattr(block, "type", None) != "text":
-        raise SystemExit(f"benchmark self-check failed: not a text block: {result!r}")
-    text: str = block.text
-    return text
-
-
-def ours_connection(client: Any) -> Connection:
-    """Our generated ``Client``: ``await client.call_tool(name=..., arguments=...)``."""
-
-    async def call_once() -> str:
-        return text_of(await client.call_tool(name="echo", arguments=ARGUMENTS))
-
-    async def batch(count: int) -> None:
-        call_tool = client.call_tool
-        for _ in range(count):
-            await call_tool(name="echo", arguments=ARGUMENTS)
-
-    return Connection(call_once, batch)
-
-
-def sdk_connection(session: Any) -> Connection:
-    """The SDK's ``ClientSession``: ``await session.call_tool(name, arguments)``."""
-
-    async def call_once() -> str:
-        return text_of(await session.call_tool("echo", ARGUMENTS))
-
-    async def batch(count: int) -> None:
-        call_tool = session.call_tool
-        for _ in range(count):
-            await call_tool("echo", ARGUMENTS)
-
-    return Connection(call_once, batch)
 
 
 def ours_protocol() -> ModuleType:
@@ -191,37 +102,37 @@ def ours_protocol() -> ModuleType:
 
 
 @contextlib.asynccontextmanager
-async def ours_stdio(command: list[str]) -> AsyncIterator[Connection]:
+async def ours_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
     from mcp_codegen.runtime.client import connect_stdio
 
-    async with connect_stdio(command, protocol=ours_protocol(), env=child_env()) as client:
-        yield ours_connection(client)
+    async with connect_stdio(command, protocol=ours_protocol(), env=common.child_env()) as client:
+        yield common.ours_connection(client, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def sdk_stdio(command: list[str]) -> AsyncIterator[Connection]:
+async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    parameters = StdioServerParameters(command=command[0], args=command[1:], env=child_env())
+    parameters = StdioServerParameters(command=command[0], args=command[1:], env=common.child_env())
     async with (
         stdio_client(parameters) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        yield sdk_connection(session)
+        yield common.sdk_connection(session, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def ours_http(url: str) -> AsyncIterator[Connection]:
+async def ours_http(url: str) -> AsyncIterator[common.Connection]:
     from mcp_codegen.runtime.client import connect_http
 
     async with connect_http(url, protocol=ours_protocol()) as client:
-        yield ours_connection(client)
+        yield common.ours_connection(client, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def sdk_http(url: str) -> AsyncIterator[Connection]:
+async def sdk_http(url: str) -> AsyncIterator[common.Connection]:
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
@@ -230,88 +141,30 @@ async def sdk_http(url: str) -> AsyncIterator[Connection]:
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        yield sdk_connection(session)
-
-
-class QueueTransport:
-    """One end of an in-memory transport pair for our engine: bytes through asyncio queues.
-
-    Only used when the runtime has no ``mcp_codegen.runtime.memory`` module of its own.
-    """
-
-    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]):
-        self.inbox = inbox
-        self.outbox = outbox
-
-    async def receive(self) -> bytes | None:
-        return await self.inbox.get()
-
-    async def send(self, data: bytes) -> None:
-        self.outbox.put_nowait(data)
-
-
-def ours_memory_connector() -> tuple[str, Any]:
-    """The runtime's own in-process connector (``memory.connect_memory``) if it has one."""
-    try:
-        memory = importlib.import_module("mcp_codegen.runtime.memory")
-    except ImportError:
-        return "benchmark QueueTransport pair + server.serve + client.connect", None
-    return "mcp_codegen.runtime.memory.connect_memory", memory.connect_memory
+        yield common.sdk_connection(session, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def ours_inprocess() -> AsyncIterator[Connection]:
+async def ours_inprocess() -> AsyncIterator[common.Connection]:
     """Our ``ServerSession`` + ``Engine`` and our ``ClientSession`` + ``Engine`` in this
-    process, joined by an in-memory pipe of framed bytes (the runtime's ``connect_memory``,
-    else two asyncio queues): the whole per-call path of both sides (JSON encode/decode,
-    envelope checks, params and result validation, tool-argument validation, handler
-    dispatch, a task per request, started eagerly) minus only the OS transport."""
-    peer = load_peer("bench_peer_ours", OURS_SERVER)
-    server_info = {"name": peer.NAME, "version": peer.VERSION}
-    _label, connect_memory = ours_memory_connector()
-    if connect_memory is not None:
-        async with connect_memory(
-            peer.Echo(), protocol=ours_protocol(), server_options={"server_info": server_info}
-        ) as client:
-            yield ours_connection(client)
-        return
-
-    from mcp_codegen.runtime.client import ClientSession, connect
-    from mcp_codegen.runtime.server import serve
-
-    to_server: asyncio.Queue[bytes | None] = asyncio.Queue()
-    to_client: asyncio.Queue[bytes | None] = asyncio.Queue()
-    server = asyncio.create_task(
-        serve(peer.Echo(), QueueTransport(to_server, to_client), server_info=server_info)
-    )
-    session = ClientSession([ours_protocol()])
-    try:
-        async with connect(QueueTransport(to_client, to_server), session) as client:
-            yield ours_connection(client)
-    finally:
-        to_server.put_nowait(None)
-        try:
-            await asyncio.wait_for(server, 5)
-        except asyncio.TimeoutError:
-            server.cancel()
+    process, joined by the runtime's ``memory.connect_memory`` (framed bytes handed straight
+    to the other engine): the whole per-call path of both sides (JSON encode/decode, envelope
+    checks, params and result validation, tool-argument validation, handler dispatch, a task
+    per request, started eagerly) minus only the OS transport."""
+    async with common.ours_in_memory("connect_memory", ours_protocol()) as client:
+        yield common.ours_connection(client, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def ours_direct() -> AsyncIterator[Connection]:
+async def ours_direct() -> AsyncIterator[common.Connection]:
     """Information only: ``memory.connect_direct``, our in-process path without a transport
     or JSON-RPC (a request is a call of the server's dispatcher), pinned to this revision."""
-    from mcp_codegen.runtime.memory import connect_direct
-
-    peer = load_peer("bench_peer_ours_direct", OURS_SERVER)
-    server_info = {"name": peer.NAME, "version": peer.VERSION}
-    async with connect_direct(
-        peer.Echo(), protocol=ours_protocol(), server_options={"server_info": server_info}
-    ) as client:
-        yield ours_connection(client)
+    async with common.ours_in_memory("connect_direct", ours_protocol()) as client:
+        yield common.ours_connection(client, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def sdk_inprocess() -> AsyncIterator[Connection]:
+async def sdk_inprocess() -> AsyncIterator[common.Connection]:
     """The SDK's own in-memory transport (``InMemoryTransport``, what ``mcp.Client(server,
     mode="legacy")`` uses): the low-level server's ``Server.run`` loop and a ``ClientSession``
     joined by anyio memory object streams that carry ``SessionMessage`` objects (typed
@@ -319,48 +172,31 @@ async def sdk_inprocess() -> AsyncIterator[Connection]:
     from mcp.client._memory import InMemoryTransport
     from mcp.client.session import ClientSession
 
-    peer = load_peer("bench_peer_sdk", SDK_SERVER)
     async with (
-        InMemoryTransport(peer.build()) as (read, write),
+        InMemoryTransport(common.load_peer(common.SDK_SERVER).build()) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        yield sdk_connection(session)
+        yield common.sdk_connection(session, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def sdk_direct() -> AsyncIterator[Connection]:
+async def sdk_direct() -> AsyncIterator[common.Connection]:
     """Information only: ``mcp.Client(server)`` in its default mode, which for an in-process
     server skips JSON-RPC altogether (a ``DirectDispatcher`` pair, protocol 2026-07-28)."""
     from mcp.client.client import Client
 
-    peer = load_peer("bench_peer_sdk_direct", SDK_SERVER)
-    async with Client(peer.build(), cache=None) as client:
-        yield sdk_connection(client)
+    async with Client(common.load_peer(common.SDK_SERVER).build(), cache=None) as client:
+        yield common.sdk_connection(client, checked=False)
 
 
 # --------------------------------------------------------------------------------------
 # Timing: warm up, check, then round-robin batches; medians and paired ratios
 # --------------------------------------------------------------------------------------
 
-Opener = Callable[[], contextlib.AbstractAsyncContextManager[Connection]]
-
-
-async def timed(connection: Connection, count: int) -> float:
-    """Calls per second over one batch of ``count`` sequential calls.
-
-    The clock stops after one more event-loop pass, so work the calls left scheduled (the
-    empty last steps of requests that were served eagerly in-process, say) is counted too.
-    """
-    gc.collect()
-    start = time.perf_counter()
-    await connection.batch(count)
-    await asyncio.sleep(0)
-    return count / (time.perf_counter() - start)
-
 
 async def compare(
-    openers: Mapping[str, Opener],
+    openers: Mapping[str, common.Opener],
     count: int,
     settings: Settings,
     *,
@@ -368,45 +204,41 @@ async def compare(
 ) -> dict[str, dict[str, Any]]:
     """Open every pair, check its answer, warm it up, then time batches round-robin.
 
-    Connections stay open during the whole comparison (idle ones cost nothing but memory);
-    each round times every pair once, in a rotating order, so drift in the machine's load
-    spreads over all of them.
+    The clock of each batch stops after one more event-loop pass, so work the calls left
+    scheduled (the empty last steps of requests that were served eagerly in-process, say)
+    is counted too.
     """
-    async with contextlib.AsyncExitStack() as stack:
-        connections: dict[str, Connection] = {}
-        setup_s: dict[str, float] = {}
-        for name, opener in openers.items():
-            start = time.perf_counter()
-            connection = await stack.enter_async_context(opener())
-            setup_s[name] = time.perf_counter() - start
-            echoed = await connection.call_once()
-            if echoed != EXPECTED_TEXT:
-                raise SystemExit(f"benchmark self-check failed: {name} echoed {echoed!r}")
-            await connection.batch(settings.warmup_calls)
-            connections[name] = connection
-        names = list(connections)
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for repeat in range(settings.repeats):
-            shift = repeat % len(names)
-            for name in names[shift:] + names[:shift]:
-                samples[name].append(await timed(connections[name], count))
-    results: dict[str, dict[str, Any]] = {}
-    for name, values in samples.items():
-        paired = [value / base for value, base in zip(values, samples[baseline], strict=True)]
-        results[name] = {
+    setup_s: dict[str, float] = {}
+
+    async def open_pair(
+        name: str, opener: common.Opener, stack: contextlib.AsyncExitStack
+    ) -> common.Connection:
+        start = time.perf_counter()
+        connection = await stack.enter_async_context(opener())
+        setup_s[name] = time.perf_counter() - start
+        echoed = await connection.call(common.EXPECTED_TEXT)
+        if echoed != common.EXPECTED_TEXT:
+            raise common.fail(f"{name} echoed {echoed!r}")
+        return connection
+
+    samples = await common.round_robin(
+        openers,
+        count,
+        repeats=settings.repeats,
+        warmup_calls=settings.warmup_calls,
+        open_pair=open_pair,
+        loop_passes=1,
+    )
+    return {
+        name: {
             "samples_calls_s": values,
-            "median_calls_s": median(values),
+            "median_calls_s": common.median(values),
             "calls_per_batch": count,
             "connect_s": setup_s[name],
-            f"paired_ratio_to_{baseline}": median(paired),
+            f"paired_ratio_to_{baseline}": common.paired(values, samples[baseline]),
         }
-    return results
-
-
-def paired(results: Mapping[str, Mapping[str, Any]], ours: str, sdk: str) -> float:
-    """Median over rounds of ours/SDK within the round."""
-    pairs = zip(results[ours]["samples_calls_s"], results[sdk]["samples_calls_s"], strict=True)
-    return median([a / b for a, b in pairs])
+        for name, values in samples.items()
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -415,9 +247,9 @@ def paired(results: Mapping[str, Mapping[str, Any]], ours: str, sdk: str) -> flo
 
 
 async def bench_stdio(settings: Settings) -> dict[str, Any]:
-    ours_cmd = server_command(OURS_SERVER, "stdio")
-    sdk_cmd = server_command(SDK_SERVER, "stdio")
-    openers: dict[str, Opener] = {
+    ours_cmd = common.server_command(common.OURS_SERVER, "stdio")
+    sdk_cmd = common.server_command(common.SDK_SERVER, "stdio")
+    openers: dict[str, common.Opener] = {
         "ours": lambda: ours_stdio(ours_cmd),
         "sdk": lambda: sdk_stdio(sdk_cmd),
         "ours_client_sdk_server": lambda: ours_stdio(sdk_cmd),
@@ -432,35 +264,15 @@ async def bench_stdio(settings: Settings) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def http_server(command: list[str]) -> AsyncIterator[str]:
-    """Start a peer under uvicorn (it picks a free port and prints it); stop it at the end."""
-    process = await asyncio.create_subprocess_exec(
-        *command, stdout=asyncio.subprocess.PIPE, env=child_env()
-    )
-    try:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), 60)
-        if not line.startswith(b"PORT "):
-            raise SystemExit(f"{command} did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except asyncio.TimeoutError:
-                process.kill()
-                await process.wait()
-
-
 async def bench_http(settings: Settings) -> dict[str, Any]:
     async with (
-        http_server(server_command(OURS_SERVER, "http")) as ours_url,
-        http_server(server_command(SDK_SERVER, "http")) as sdk_sse_url,
-        http_server(server_command(SDK_SERVER, "http", "--json-response")) as sdk_json_url,
+        common.http_server(common.server_command(common.OURS_SERVER, "http")) as ours_url,
+        common.http_server(common.server_command(common.SDK_SERVER, "http")) as sdk_sse_url,
+        common.http_server(
+            common.server_command(common.SDK_SERVER, "http", "--json-response")
+        ) as sdk_json_url,
     ):
-        openers: dict[str, Opener] = {
+        openers: dict[str, common.Opener] = {
             "ours": lambda: ours_http(ours_url),
             "sdk_sse": lambda: sdk_http(sdk_sse_url),
             "sdk_json": lambda: sdk_http(sdk_json_url),
@@ -480,14 +292,19 @@ async def bench_http(settings: Settings) -> dict[str, Any]:
 
 
 async def bench_inprocess(settings: Settings) -> dict[str, Any]:
-    openers: dict[str, Opener] = {
+    openers: dict[str, common.Opener] = {
         "ours": ours_inprocess,
         "sdk": sdk_inprocess,
         "sdk_direct_dispatcher": sdk_direct,
         "ours_direct": ours_direct,
     }
     paths = await compare(openers, settings.inprocess_calls, settings, baseline="sdk")
-    return {"paths": paths, "ours": "ours", "sdk": "sdk", "ours_path": ours_memory_connector()[0]}
+    return {
+        "paths": paths,
+        "ours": "ours",
+        "sdk": "sdk",
+        "ours_path": "mcp_codegen.runtime.memory.connect_memory",
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -517,7 +334,7 @@ CALL_LINE = (
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
-            "params": {"name": "echo", "arguments": ARGUMENTS},
+            "params": {"name": "echo", "arguments": common.ARGUMENTS},
         },
         separators=(",", ":"),
     ).encode()
@@ -530,10 +347,10 @@ def cold_once(script: Path) -> dict[str, float]:
     first tools/call answered. A raw blocking pipe driver, the same bytes for both servers."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        server_command(script, "stdio"),
+        common.server_command(script, "stdio"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env=child_env(),
+        env=common.child_env(),
         bufsize=0,
     )
     assert process.stdin is not None and process.stdout is not None
@@ -554,7 +371,10 @@ def cold_once(script: Path) -> dict[str, float]:
             process.kill()
             process.wait()
         process.stdout.close()
-    if b'"protocolVersion":"2025-11-25"' not in answer or EXPECTED_TEXT.encode() not in called:
+    if (
+        b'"protocolVersion":"2025-11-25"' not in answer
+        or common.EXPECTED_TEXT.encode() not in called
+    ):
         raise SystemExit(f"cold start self-check failed for {script.name}: {answer!r} {called!r}")
     return {"initialize_s": initialize_s, "ready_s": ready_s, "first_call_s": first_call_s}
 
@@ -601,24 +421,24 @@ anyio.run(main)
 def client_process_once(side: str) -> float:
     """A fresh client process: its imports + spawning its server + initialize + one call,
     timed inside the child from before its first import to the first result."""
-    script = OURS_SERVER if side == "ours" else SDK_SERVER
+    script = common.OURS_SERVER if side == "ours" else common.SDK_SERVER
     proc = subprocess.run(
         [sys.executable, "-c", _CLIENT_PROCESS[side], str(script)],
         capture_output=True,
         text=True,
-        env=child_env(),
+        env=common.child_env(),
         check=False,
         timeout=120,
     )
     lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines or not lines[-1].endswith(f" {EXPECTED_TEXT}"):
+    if proc.returncode != 0 or not lines or not lines[-1].endswith(f" {common.EXPECTED_TEXT}"):
         raise SystemExit(f"client process ({side}) failed:\n{proc.stdout}\n{proc.stderr}")
     return float(lines[-1].split()[0])
 
 
 def bench_cold(settings: Settings) -> dict[str, Any]:
     """Fresh processes, ours and the SDK's alternating (first one of each untimed: .pyc)."""
-    sides = {"ours": OURS_SERVER, "sdk": SDK_SERVER}
+    sides = {"ours": common.OURS_SERVER, "sdk": common.SDK_SERVER}
     for script in sides.values():
         cold_once(script)
     server: dict[str, dict[str, list[float]]] = {
@@ -639,12 +459,12 @@ def bench_cold(settings: Settings) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for side in sides:
         result[side] = {
-            key: {"samples_s": values, "median_s": median(values)}
+            key: {"samples_s": values, "median_s": common.median(values)}
             for key, values in server[side].items()
         }
         result[side]["client_process_s"] = {
             "samples_s": client[side],
-            "median_s": median(client[side]),
+            "median_s": common.median(client[side]),
         }
     return result
 
@@ -653,77 +473,24 @@ def bench_cold(settings: Settings) -> dict[str, Any]:
 # Profiling (--profile DIR): our client and our server, separately
 # --------------------------------------------------------------------------------------
 
-_PROFILED_SERVER = r"""
-import cProfile, os, runpy, signal, sys
-output, script, *args = sys.argv[1:]
-sys.path.insert(0, os.path.dirname(script))
-profiler = cProfile.Profile()
-def stop(*_):
-    raise KeyboardInterrupt
-signal.signal(signal.SIGTERM, stop)
-sys.argv = [script, *args]
-profiler.enable()
-try:
-    runpy.run_path(script, run_name="__main__")
-except (KeyboardInterrupt, SystemExit):
-    pass
-finally:
-    profiler.disable()
-    profiler.dump_stats(output)
-"""
-
-
-def profiled_server(output: Path, script: Path, *args: str) -> list[str]:
-    return [sys.executable, "-c", _PROFILED_SERVER, str(output), str(script), *args]
-
-
-def top_costs(path: Path, limit: int = 25) -> str:
-    """The top entries by own time, and by cumulative time, of a cProfile dump."""
-    buffer = io.StringIO()
-    stats = pstats.Stats(str(path), stream=buffer)
-    stats.strip_dirs().sort_stats("tottime").print_stats(limit)
-    stats.sort_stats("cumulative").print_stats(limit)
-    return buffer.getvalue()
-
 
 async def profile_ours(settings: Settings, directory: Path) -> dict[str, str]:
-    """Profile n calls of ours over stdio, HTTP and in-process; client and server apart.
+    """Profile n calls of ours over stdio, HTTP and in-process; client and server apart."""
 
-    stdio and HTTP: the client is profiled in this process around the timed batch; the server
-    runs under cProfile in its own process (dumped when it exits), so its profile also holds
-    startup and idle waiting: read it by ``tottime`` and by the handler path. In-process:
-    one profile holding both sides.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    count = max(settings.stdio_calls, 2000)
-    outputs: dict[str, str] = {}
+    async def open_pair(
+        name: str, opener: common.Opener, stack: contextlib.AsyncExitStack
+    ) -> common.Connection:
+        return await stack.enter_async_context(opener())
 
-    async def run_client(connection: Connection, name: str) -> None:
-        await connection.batch(settings.warmup_calls)
-        profiler = cProfile.Profile()
-        profiler.enable()
-        await connection.batch(count)
-        profiler.disable()
-        path = directory / f"{name}.pstats"
-        profiler.dump_stats(str(path))
-        outputs[name] = str(path)
-
-    server_stdio = directory / "ours_stdio_server.pstats"
-    async with ours_stdio(profiled_server(server_stdio, OURS_SERVER, "stdio")) as connection:
-        await run_client(connection, "ours_stdio_client")
-    outputs["ours_stdio_server"] = str(server_stdio)
-
-    server_http = directory / "ours_http_server.pstats"
-    async with (
-        http_server(profiled_server(server_http, OURS_SERVER, "http")) as url,
-        ours_http(url) as connection,
-    ):
-        await run_client(connection, "ours_http_client")
-    outputs["ours_http_server"] = str(server_http)
-
-    async with ours_inprocess() as connection:
-        await run_client(connection, "ours_inprocess_both")
-    return outputs
+    return await common.profile_ours(
+        directory,
+        count=max(settings.stdio_calls, 2000),
+        warmup_calls=settings.warmup_calls,
+        open_pair=open_pair,
+        stdio=ours_stdio,
+        http=ours_http,
+        inprocess=ours_inprocess,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -731,76 +498,25 @@ async def profile_ours(settings: Settings, directory: Path) -> dict[str, str]:
 # --------------------------------------------------------------------------------------
 
 
-def versions() -> dict[str, str]:
-    found = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist in (
-        "pydantic",
-        "pydantic-core",
-        "mcp",
-        "mcp-codegen",
-        "uvicorn",
-        "httptools",
-        "anyio",
-        "httpx2",
-        "starlette",
-    ):
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            found[dist] = "not installed"
-    found["cpus"] = str(os.cpu_count())
-    return found
-
-
-def load_average() -> float | None:
-    """The 1-minute load average, where the platform has one (other work skews the figures)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def verdict(ok: bool) -> str:
-    return "yes" if ok else "NO"
-
-
-def table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            cell.ljust(width) if column == 0 else cell.rjust(width)
-            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-THROUGHPUT = (
-    ("stdio", "stdio tools/call, calls/s", TARGET_STDIO_SPEEDUP),
-    ("http", "Streamable HTTP tools/call, calls/s", TARGET_HTTP_SPEEDUP),
-    ("inprocess", "in-process tools/call, calls/s", TARGET_INPROCESS_SPEEDUP),
-)
-
-
 def headlines(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The figures the targets are about: ours, SDK, ratio, paired ratio, target, met."""
     out: dict[str, dict[str, Any]] = {}
-    for key, _label, target in THROUGHPUT:
+    for key, _label, target in common.THROUGHPUT:
         section = report.get(key)
         if section is None:
             continue
         paths = section["paths"]
-        ours = paths[section["ours"]]["median_calls_s"]
-        sdk = paths[section["sdk"]]["median_calls_s"]
+        ours_figures, sdk_figures = paths[section["ours"]], paths[section["sdk"]]
+        ours = ours_figures["median_calls_s"]
+        sdk = sdk_figures["median_calls_s"]
         out[f"{key}_calls_s"] = {
             "ours": ours,
             "sdk": sdk,
             "sdk_path": section["sdk"],
             "ratio": ours / sdk,
-            "paired_ratio": paired(paths, section["ours"], section["sdk"]),
+            "paired_ratio": common.paired(
+                ours_figures["samples_calls_s"], sdk_figures["samples_calls_s"]
+            ),
             "target": f"ours/SDK >= {target:g}",
             "met": ours / sdk >= target,
         }
@@ -835,50 +551,7 @@ def render(report: Mapping[str, Any]) -> str:
     rows: list[tuple[str, ...]] = [
         ("measurement (median)", "ours", "SDK mcp 2.3.0", "ratio", "target", "met")
     ]
-    for key, label, target in THROUGHPUT:
-        if f"{key}_calls_s" not in heads:
-            continue
-        head = heads[f"{key}_calls_s"]
-        rows.append(
-            (
-                label,
-                f"{head['ours']:,.0f}",
-                f"{head['sdk']:,.0f}",
-                f"{head['ratio']:.2f}x",
-                f">= {target:g}x",
-                verdict(head["met"]),
-            )
-        )
-        paths = report[key]["paths"]
-        for name, figures in paths.items():
-            if name in ("ours", "sdk"):
-                continue
-            rate = figures["median_calls_s"]
-            marker = "*" if name == head["sdk_path"] else " "
-            if name.startswith("sdk_") and not name.startswith("sdk_client"):
-                # Another SDK configuration: in the SDK column, ratio = ours / it.
-                rows.append(
-                    (
-                        f" {marker}{LABELS[name]}",
-                        "",
-                        f"{rate:,.0f}",
-                        f"{head['ours'] / rate:.2f}x",
-                        "",
-                        "",
-                    )
-                )
-            else:
-                # A mixed pair: in the ours column, ratio = it / the SDK pair (info).
-                rows.append(
-                    (
-                        f"  {LABELS[name]} (info)",
-                        f"{rate:,.0f}",
-                        "",
-                        f"{rate / head['sdk']:.2f}x",
-                        "",
-                        "",
-                    )
-                )
+    rows.extend(common.throughput_rows(report, heads, LABELS, hidden=("ours", "sdk")))
     cold = report.get("cold")
     if cold is not None:
 
@@ -893,7 +566,7 @@ def render(report: Mapping[str, Any]) -> str:
                 ms(head["sdk"]),
                 f"{head['ratio']:.2f}x",
                 "<= 0.33x",
-                verdict(head["met"]),
+                common.verdict(head["met"]),
             )
         )
         for key, label in (
@@ -906,7 +579,7 @@ def render(report: Mapping[str, Any]) -> str:
 
     env = report["environment"]
     header = (
-        f"mcp-codegen runtime benchmark: {PACKAGE} on mcp_codegen.runtime vs {SDK_REQUIREMENT} "
+        f"mcp-codegen runtime benchmark: {PACKAGE} on mcp_codegen.runtime vs {common.SDK_REQUIREMENT} "
         f"| python {env['python']}, pydantic {env['pydantic']} (core {env['pydantic-core']}), "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
         f"httpx2 {env['httpx2']}, {env['cpus']} CPUs\nsettings: {report['settings']}"
@@ -931,19 +604,13 @@ def render(report: Mapping[str, Any]) -> str:
     )
     paired_notes = [
         f"{key} {heads[f'{key}_calls_s']['paired_ratio']:.2f}x"
-        for key, _label, _target in THROUGHPUT
+        for key, _label, _target in common.THROUGHPUT
         if f"{key}_calls_s" in heads
     ]
     if paired_notes:
         notes.append("paired ratio (median of per-round ours/SDK): " + ", ".join(paired_notes))
-    start_load, end_load = report.get("load_average_start"), report.get("load_average_end")
-    if start_load is not None and end_load is not None:
-        busy = start_load > 0.5 * int(env["cpus"] or 1)
-        notes.append(
-            f"1-min load average at start/end: {start_load:.2f}/{end_load:.2f}"
-            + ("  (other work was running before the start: expect noisy figures)" if busy else "")
-        )
-    return "\n".join([header, "", table(rows), "", *notes])
+    notes.extend(common.load_note(report))
+    return "\n".join([header, "", common.table(rows), "", *notes])
 
 
 async def measure(settings: Settings, sections: Sequence[str]) -> dict[str, Any]:
@@ -964,85 +631,29 @@ SECTIONS = ("stdio", "http", "inprocess", "cold")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument(
-        "--quick", action="store_true", help="fewer calls and samples: a CI smoke run (< 60 s)"
-    )
-    parser.add_argument(
-        "--repeats", type=int, default=None, metavar="N", help="timed batches per pair"
-    )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="also write every figure to PATH"
-    )
-    parser.add_argument(
-        "--only",
-        default=",".join(SECTIONS),
-        metavar="LIST",
-        help=f"comma-separated sections to run (default: all of {','.join(SECTIONS)})",
-    )
-    parser.add_argument(
-        "--profile",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="also profile our client and server (cProfile dumps in DIR) and print top costs",
-    )
-    args = parser.parse_args(argv)
-    sections = [part.strip() for part in args.only.split(",") if part.strip()]
-    unknown = set(sections) - set(SECTIONS)
-    if unknown:
-        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
-
+    args, sections = common.parse_args(__doc__, SECTIONS, argv)
     settings = Settings.make(quick=args.quick, repeats=args.repeats)
-    env = versions()
-    if env["mcp"] == "not installed":
-        sys.exit(f"the comparison needs the official SDK: pip install '{SDK_REQUIREMENT}'")
-    if env["mcp"] != SDK_REQUIREMENT.split("==")[1]:
-        print(
-            f"warning: mcp {env['mcp']} installed; the SDK paths here are those of "
-            f"{SDK_REQUIREMENT}",
-            file=sys.stderr,
-        )
-    with contextlib.suppress(ImportError):
-        from mcp.shared.exceptions import MCPDeprecationWarning
-
-        warnings.simplefilter("ignore", MCPDeprecationWarning)
-
+    env = common.environment("starlette")
     started = time.perf_counter()
     report: dict[str, Any] = {
         "revision": REVISION,
-        "sdk": SDK_REQUIREMENT,
+        "sdk": common.SDK_REQUIREMENT,
         "environment": env,
-        "settings": {
-            "repeats": settings.repeats,
-            "stdio_calls": settings.stdio_calls,
-            "http_calls": settings.http_calls,
-            "inprocess_calls": settings.inprocess_calls,
-            "cold_runs": settings.cold_runs,
-            "warmup_calls": settings.warmup_calls,
-        },
-        "load_average_start": load_average(),
+        "settings": asdict(settings),
+        "load_average_start": common.load_average(),
     }
     report.update(asyncio.run(measure(settings, sections)))
     if "cold" in sections:
         print("measuring cold start ...", file=sys.stderr)
         report["cold"] = bench_cold(settings)
-    report["elapsed_s"] = time.perf_counter() - started
-    report["load_average_end"] = load_average()
-    report["headlines"] = headlines(report)
-    print(render(report))
-    print(f"\n(benchmark took {report['elapsed_s']:.0f} s)")
-    if args.profile is not None:
-        print("profiling ours ...", file=sys.stderr)
-        outputs = asyncio.run(profile_ours(settings, args.profile))
-        report["profiles"] = outputs
-        for name, path in outputs.items():
-            print(f"\n=== profile: {name} ({path}) ===")
-            print(top_costs(Path(path)))
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return 0
+    return common.finish(
+        report,
+        args,
+        started,
+        headlines=headlines,
+        render=render,
+        profile=lambda directory: profile_ours(settings, directory),
+    )
 
 
 if __name__ == "__main__":

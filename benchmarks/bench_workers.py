@@ -44,9 +44,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _request(request_id: int) -> bytes:
+def _request() -> bytes:
+    """One ``tools/call`` POST (every connection resends it: request ids need not differ)."""
     body = json.dumps({
-        "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "hello"},
                    "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
                              "io.modelcontextprotocol/clientCapabilities": {}}},
@@ -60,9 +61,12 @@ def _request(request_id: int) -> bytes:
     return head.encode() + body
 
 
+REQUEST = _request()
+
+
 async def _connection(port: int, deadline: float, counts: list[int]) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    request = _request(1)
+    request = REQUEST
     done = 0
     try:
         while time.perf_counter() < deadline:

@@ -8,9 +8,7 @@ Its twin, ``sdk_server.py``, serves the same tool with the official SDK (mcp 2.3
 
 from __future__ import annotations
 
-import importlib
 import sys
-from pathlib import Path
 from typing import Any
 
 from mcp_codegen.runtime.stubs import RequestContext
@@ -40,12 +38,6 @@ class Echo(ServerHandlers):
         return models.CallToolResult(content=[models.TextContent(type="text", text=str(text))])
 
 
-def serve_on_free_port(app: Any) -> None:
-    """``_uvicorn.serve_on_free_port`` from beside this script (shared by both peers)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    importlib.import_module("_uvicorn").serve_on_free_port(app)
-
-
 def main(argv: list[str]) -> None:
     mode = argv[1] if len(argv) > 1 else "stdio"
     if mode == "stdio":
@@ -53,6 +45,7 @@ def main(argv: list[str]) -> None:
 
         run_stdio(Echo(), server_info={"name": NAME, "version": VERSION})
     elif mode == "http":
+        from _uvicorn import serve_on_free_port  # beside this script, shared by both peers
         from mcp_codegen.runtime.http import http_app
 
         serve_on_free_port(http_app(Echo(), server_info={"name": NAME, "version": VERSION}))

@@ -10,10 +10,8 @@ SDK's Starlette app: stateful sessions, SSE replies by default, JSON with
 
 from __future__ import annotations
 
-import importlib
 import sys
 import warnings
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -55,12 +53,6 @@ async def serve_stdio() -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_on_free_port(app: Any) -> None:
-    """``_uvicorn.serve_on_free_port`` from beside this script (shared by both peers)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    importlib.import_module("_uvicorn").serve_on_free_port(app)
-
-
 def main(argv: list[str]) -> None:
     mode = argv[1] if len(argv) > 1 else "stdio"
     if mode == "stdio":
@@ -68,6 +60,8 @@ def main(argv: list[str]) -> None:
 
         anyio.run(serve_stdio)
     elif mode == "http":
+        from _uvicorn import serve_on_free_port  # beside this script, shared by both peers
+
         app = build().streamable_http_app(json_response="--json-response" in argv)
         serve_on_free_port(app)
     else:
