@@ -12,15 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from .client import ClientSession, ProtocolChoice, connect
 from .jsonrpc import INTERNAL_ERROR, Dispatcher, Engine, RequestId, RpcError
-from pydantic import BaseModel
-from pydantic_core import to_jsonable_python
-
-from .session import to_wire
+from .session import json_data
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -98,6 +95,10 @@ class DirectLink:
     def __init__(self, peer: Dispatcher) -> None:
         self.peer = peer
         self._next_id = 0
+        # a dispatcher that answers with plain JSON data itself (the server's router)
+        self._answer: Callable[[str, Any, RequestId], Awaitable[Any]] | None = getattr(
+            peer, "answer", None
+        )
 
     def new_request_id(self) -> int:
         self._next_id += 1
@@ -110,15 +111,14 @@ class DirectLink:
         if request_id is None:
             request_id = self.new_request_id()
         try:
-            result = await self.peer.on_request(method, params, request_id)
+            if self._answer is not None:
+                return await self._answer(method, params, request_id)
+            return json_data(await self.peer.on_request(method, params, request_id))
         except RpcError:
             raise
         except Exception:  # what an engine answers for a failing handler
             logger.exception("handler for %s (id %r) failed", method, request_id)
             raise RpcError(INTERNAL_ERROR, "Internal error") from None
-        if isinstance(result, BaseModel):
-            return to_wire(result)  # as an engine encodes a model result
-        return to_jsonable_python(result)  # as an engine encodes anything else
 
     async def notify(self, method: str, params: Any = None) -> None:
         try:

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -167,6 +168,14 @@ def to_wire(model: Any) -> Any:
     if isinstance(model, BaseModel):
         return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return model
+
+
+def json_data(value: Any) -> Any:
+    """What ``value`` reads as once encoded and decoded: models by alias, unset fields left
+    out; anything else as JSON (tuples become lists, ...)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return to_jsonable_python(value)
 
 
 def plain(value: Any) -> Any:
@@ -407,11 +416,9 @@ class Session:
         except MethodNotFound:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
         finally:
-            context.progress_state["done"] = True  # no progress after the result
-        if spec is negotiated:
-            return result
-        if self._widening:
-            return to_wire(result)  # a newer peer reads an older revision's result as is
+            context.finish()  # no progress after the result
+        if spec is negotiated or self._widening:
+            return result  # (widening: a newer peer reads an older revision's result as is)
         return self.sieved(negotiated, result)
 
     @property
@@ -558,7 +565,7 @@ class Session:
         if token is None or self.engine is None:
             return
         last = context.progress_state.get("last")
-        if context.progress_state.get("done") or (last is not None and progress <= last):
+        if context.finished or (last is not None and progress <= last):
             return
         context.progress_state["last"] = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}

@@ -7,12 +7,15 @@ the params class), so importing a dispatch table builds no model class.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
+from pydantic_core import SchemaValidator
 
 ResultT = TypeVar("ResultT")
 
@@ -41,11 +44,20 @@ class Gate:
 
 
 def validator_of(model: Any) -> Callable[[Any], Any]:
-    """``Model.model_validate`` (wire names only), or a TypeAdapter's for union aliases."""
+    """``Model.model_validate`` (wire names only), or a TypeAdapter's for union aliases.
+
+    For a model this is its built core validator's ``validate_python`` (what
+    ``model_validate`` calls), bound once: validation sits on every message's path.
+    """
     if isinstance(model, type) and issubclass(model, BaseModel):
         validate = model.model_validate
+        with contextlib.suppress(Exception):  # build it now (the models defer building)
+            model.__pydantic_validator__.validate_python  # noqa: B018
+        core = model.__pydantic_validator__
+        if isinstance(core, SchemaValidator):
+            return functools.partial(core.validate_python, by_name=False)
 
-        def validate_model(raw: Any) -> Any:
+        def validate_model(raw: Any) -> Any:  # not buildable yet: model_validate says why
             return validate(raw, by_name=False)
 
         return validate_model
@@ -110,12 +122,16 @@ class RequestSpec(Generic[ResultT]):
         """Validate wire params (None when absent and optional)."""
         if raw is None and not self.params_required:
             return None
-        validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
+        validate = self._lazy.values.get("validate_params")
+        if validate is None:
+            validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
         return validate(raw)
 
     def validate_result(self, raw: Any) -> ResultT:
         """Validate a wire result as this method's main result type."""
-        validate = self._lazy.get("validate_result", lambda: validator_of(self.result_type))
+        validate = self._lazy.values.get("validate_result")
+        if validate is None:
+            validate = self._lazy.get("validate_result", lambda: validator_of(self.result_type))
         result: ResultT = validate(raw)
         return result
 
@@ -141,5 +157,7 @@ class NotificationSpec:
         """Validate wire params (None when absent and optional)."""
         if raw is None and not self.params_required:
             return None
-        validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
+        validate = self._lazy.values.get("validate_params")
+        if validate is None:
+            validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
         return validate(raw)

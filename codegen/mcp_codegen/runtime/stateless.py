@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError
 from .modern import (
@@ -63,6 +64,7 @@ from .session import (
     declare,
     describe,
     has_capability,
+    json_data,
     package_of,
     plain,
     severity,
@@ -213,21 +215,33 @@ class ChangeFeed:
 # -- per-request scope ----------------------------------------------------------------------
 
 
-@dataclass(slots=True)
 class RequestScope:
     """What one stateless request knows: its own _meta, its stream, its MRTR answers."""
 
-    method: str
-    request_id: RequestId
-    meta: dict[str, Any]
-    emit: Emit
-    principal: Any = None
-    name: Any = None  # params.name / params.uri of the three input-required methods
-    answers: dict[str, Any] = field(default_factory=dict)
-    asked: dict[str, dict[str, Any]] = field(default_factory=dict)
-    used: set[str] = field(default_factory=set)  # input keys used by this run of the handler
-    calls: int = 0
-    resumed: bool = False  # a requestState came with the request and passed its check
+    __slots__ = (
+        "answers", "asked", "calls", "emit", "meta", "method", "name", "principal",
+        "request_id", "resumed", "used",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        request_id: RequestId,
+        meta: dict[str, Any],
+        emit: Emit,
+        principal: Any = None,
+    ) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.meta = meta
+        self.emit = emit
+        self.principal = principal
+        self.name: Any = None  # params.name / params.uri of the three input-required methods
+        self.answers: dict[str, Any] = {}
+        self.asked: dict[str, dict[str, Any]] = {}
+        self.used: set[str] = set()  # input keys used by this run of the handler
+        self.calls = 0
+        self.resumed = False  # a requestState came with the request and passed its check
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
@@ -450,6 +464,22 @@ class StatelessServer(ServerSession):
 
     # -- request pipeline ------------------------------------------------------------------
 
+    def checked_meta(self, params: Any) -> dict[str, Any]:
+        """The request's ``_meta`` once :meth:`check_meta` and :meth:`check_version` pass
+        (a well-formed request passes one quick test; anything else gets the checks, in
+        order, with their errors)."""
+        meta = params.get("_meta") if type(params) is dict else None
+        if (
+            type(meta) is dict
+            and meta.get(PROTOCOL_VERSION_KEY) in self._versions
+            and type(meta.get(CLIENT_CAPABILITIES_KEY)) is dict
+            and LOG_LEVEL_KEY not in meta
+        ):
+            return meta
+        meta = self.check_meta(params)
+        self.check_version(meta)
+        return meta
+
     def check_meta(self, params: Any) -> dict[str, Any]:
         """The request's ``_meta``; -32602 if it lacks what every request must carry."""
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -495,15 +525,16 @@ class StatelessServer(ServerSession):
         *,
         principal: Any = None,
         checked: bool = False,
+        json_ready: bool = False,
     ) -> Any:
         """Serve one request; ``emit`` sends its request-scoped notifications.
 
         ``checked``: the caller (HTTP) already ran the _meta and version checks.
+        ``json_ready``: the answer is handed over as is, with no encoding step after it
+        (``connect_direct``), so it must already be plain JSON data.
         """
-        meta = params["_meta"] if checked else self.check_meta(params)
-        if not checked:
-            self.check_version(meta)
-        self.request_spec(method)  # -32601 before anything else happens
+        meta = params["_meta"] if checked else self.checked_meta(params)
+        self.route(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)
         if method in INPUT_REQUIRED_METHODS:
             scope.name = params.get(NAME_PARAM[method])
@@ -518,7 +549,7 @@ class StatelessServer(ServerSession):
                 if error.code in RETIRED_CODES:
                     raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None
                 raise
-            return self.finish(method, result, scope)
+            return self.finish(method, result, scope, json_ready=json_ready)
         finally:
             _scope.reset(token)
 
@@ -570,9 +601,27 @@ class StatelessServer(ServerSession):
         }
         return self._with_server_info(result)
 
-    def finish(self, method: str, result: Any, scope: RequestScope | None = None) -> Any:
-        """Fill what a complete 2026-07-28 result must carry and the handler left out."""
-        wire = to_wire(result)
+    def finish(
+        self,
+        method: str,
+        result: Any,
+        scope: RequestScope | None = None,
+        *,
+        json_ready: bool = False,
+    ) -> Any:
+        """Fill what a complete 2026-07-28 result must carry and the handler left out.
+
+        A model is dumped to wire data; plain data a handler returned is copied (made
+        JSON-ready with ``json_ready``), never changed in place.
+        """
+        if isinstance(result, BaseModel):
+            wire = to_wire(result)
+        elif json_ready:
+            wire = to_jsonable_python(result)
+        elif isinstance(result, dict):
+            wire = dict(result)
+        else:
+            return result
         if not isinstance(wire, dict):
             return wire
         result_type = wire.setdefault("resultType", COMPLETE)
@@ -618,12 +667,12 @@ class StatelessServer(ServerSession):
     def context(self, request_id: RequestId | None, params: Any) -> RequestContext[Any]:
         scope = _scope.get(None)
         meta = params.get("_meta") if isinstance(params, dict) else None
-        peer = self._peer_class(InputSender(self, scope)) if scope is not None else None
         return RequestContext(
-            peer=peer,
-            request_id=request_id,
-            meta=meta if isinstance(meta, dict) else {},
-            hooks=self,
+            None,
+            request_id,
+            meta if isinstance(meta, dict) else {},
+            self,
+            make_peer=None if scope is None else lambda: self._peer_class(InputSender(self, scope)),
         )
 
     async def report_progress(
@@ -634,7 +683,7 @@ class StatelessServer(ServerSession):
         if scope is None or token is None:
             return
         last = context.progress_state.get("last")
-        if context.progress_state.get("done") or (last is not None and progress <= last):
+        if context.finished or (last is not None and progress <= last):
             return
         context.progress_state["last"] = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
@@ -757,7 +806,8 @@ class EraRouter:
             if side is not None:
                 side.engine = engine
 
-    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+    def _stateless(self, method: str, params: Any) -> StatelessServer | None:
+        """The stateless server if this request is of its era, else None (handshake)."""
         modern = self.modern
         if modern is not None and (
             self.legacy is None
@@ -771,9 +821,26 @@ class EraRouter:
                     f"{', '.join(modern.supported_versions)} (use server/discover)",
                     {"supported": modern.supported_versions},
                 )
+            return modern
+        return None
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        modern = self._stateless(method, params)
+        if modern is not None:
             return await modern.on_request(method, params, request_id)
         assert self.legacy is not None
         return await self.legacy.on_request(method, params, request_id)
+
+    async def answer(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """:meth:`on_request`'s answer as plain JSON data, for a caller that hands it over
+        without encoding it (``connect_direct``)."""
+        modern = self._stateless(method, params)
+        if modern is not None:
+            return await modern.serve_request(
+                method, params, request_id, modern._notify, json_ready=True
+            )
+        assert self.legacy is not None
+        return json_data(await self.legacy.on_request(method, params, request_id))
 
     def close(self) -> None:
         for side in (self.legacy, self.modern):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -90,20 +89,63 @@ class ContextHooks(Protocol):
     ) -> None: ...
 
 
-@dataclass
 class RequestContext(Generic[PeerT]):
     """What a handler gets besides its params: the peer to call back, the request id and meta.
 
     ``request_id`` is None for notifications. ``report_progress`` and ``log`` send
     ``notifications/progress`` and ``notifications/message`` for this request, when the
     peer asked for them (a progress token; a log level at or below ``level``).
+    ``make_peer`` builds the peer on first use instead (most handlers never call back).
     """
 
-    peer: PeerT
-    request_id: str | int | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    hooks: ContextHooks | None = field(default=None, repr=False)
-    progress_state: dict[str, Any] = field(default_factory=dict, repr=False)
+    __slots__ = ("_done", "_make_peer", "_peer", "_progress_state", "hooks", "meta", "request_id")
+
+    def __init__(
+        self,
+        peer: PeerT | None = None,
+        request_id: str | int | None = None,
+        meta: Mapping[str, Any] | None = None,
+        hooks: ContextHooks | None = None,
+        progress_state: dict[str, Any] | None = None,
+        *,
+        make_peer: Callable[[], PeerT] | None = None,
+    ) -> None:
+        self._peer = peer
+        self._make_peer = make_peer
+        self.request_id = request_id
+        self.meta: Mapping[str, Any] = {} if meta is None else meta
+        self.hooks = hooks
+        self._progress_state = progress_state
+        self._done = False
+
+    @property
+    def peer(self) -> PeerT:
+        """The typed proxy of the other side (``ClientPeer`` in a server handler)."""
+        if self._peer is None and self._make_peer is not None:
+            self._peer, self._make_peer = self._make_peer(), None
+        return self._peer  # type: ignore[return-value]
+
+    @property
+    def progress_state(self) -> dict[str, Any]:
+        """The runtime's record of this request's progress (the last value reported)."""
+        if self._progress_state is None:
+            self._progress_state = {}
+        return self._progress_state
+
+    @property
+    def finished(self) -> bool:
+        """Whether the handler has returned (no progress may follow)."""
+        return self._done
+
+    def finish(self) -> None:
+        """Mark the handler as returned; later progress reports are dropped."""
+        self._done = True
+
+    def __repr__(self) -> str:
+        return (
+            f"RequestContext(peer={self._peer!r}, request_id={self.request_id!r}, "
+            f"meta={self.meta!r})"
+        )
 
     @property
     def progress_token(self) -> str | int | None:
