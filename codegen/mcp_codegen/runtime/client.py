@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import typing
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -222,6 +223,8 @@ class ClientSession(Session):
         self.listen_for_changes = listen_for_changes
         self._meta: dict[str, Any] = {}
         self._meta_check: dict[str, Any] = {}
+        self._meta_model: Any = None
+        self._stand_ins: dict[str, Any] = {}
         self._sends: dict[str, tuple[Any, Any]] = {}
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
@@ -281,8 +284,25 @@ class ClientSession(Session):
         # there): the constant part is ours, checked once here, not on every request.
         self._meta_check = {PROTOCOL_VERSION_KEY: self.package.version, CLIENT_CAPABILITIES_KEY: {}}
         meta_model = getattr(self.package.models, "RequestMetaObject", None)
-        if meta_model is not None:
-            meta_model.model_validate(meta, by_name=False)
+        self._meta_model = (
+            None if meta_model is None else meta_model.model_validate(meta, by_name=False)
+        )
+        self._stand_ins.clear()
+
+    def _meta_stand_in(self, spec: Any) -> Any:
+        """What stands for our constant ``_meta`` when a request's params are checked: the
+        model :meth:`_build_meta` validated, where the params type takes it as it is (no
+        second validation), else the minimal ``_meta`` dict."""
+        found = self._stand_ins.get(spec.method)
+        if found is None:
+            found = self._stand_ins[spec.method] = self._meta_check
+            fields = getattr(spec.params_type, "model_fields", None) or {}
+            info = fields.get("meta")
+            if info is not None and self._meta_model is not None:
+                members = typing.get_args(info.annotation) or (info.annotation,)
+                if any(isinstance(m, type) and isinstance(self._meta_model, m) for m in members):
+                    found = self._stand_ins[spec.method] = self._meta_model
+        return found
 
     async def _discover(self, stateless: list[ProtocolPackage], handshake: list[ProtocolPackage]) -> Any:
         """Probe with ``server/discover``; retry once at a version a -32022 names."""
@@ -384,26 +404,41 @@ class ClientSession(Session):
             result = await self._send_stateless(spec, params, timeout)
         else:
             result = await super().send_request(spec, params, timeout)
-        if spec.method == LIST_TOOLS:
+        method = spec.method
+        if method == CALL_TOOL:
+            if self.validate_tool_output:
+                self._check_tool_output(params, result)
+        elif method == LIST_TOOLS:
             self.tool_schemas.update(result.tools)
-        elif spec.method == CALL_TOOL and self.validate_tool_output:
-            self._check_tool_output(params, result)
         return result
 
     async def _send_stateless(self, spec: Any, params: Any, timeout: float | None) -> Any:
         """One stateless-era call: answer ``input_required`` rounds with the client's hooks
         and retry (new id, ``inputResponses``, ``requestState`` echoed), until complete."""
-        negotiated = self._allowed(spec.method)
-        wire = plain(params) if params and holds_models(params) else dict(params or {})
+        negotiated, own = self._allowed(spec.method)
+        wire = plain(params) if params and holds_models(params) else dict(params or ())
         raw = await self._request(negotiated, wire, timeout)
+        if isinstance(raw, dict):
+            kind = raw.get(RESULT_TYPE, COMPLETE)
+            if kind == INPUT_REQUIRED:
+                raw = await self._input_rounds(spec.method, negotiated, wire, raw, timeout)
+                kind = raw.get(RESULT_TYPE, COMPLETE) if isinstance(raw, dict) else COMPLETE
+            if kind != COMPLETE:
+                raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
+        return validate_any_result(own, self.on_result(spec.method, raw))
+
+    async def _input_rounds(
+        self, method: str, negotiated: Any, wire: dict[str, Any], raw: Any, timeout: float | None
+    ) -> Any:
+        """Answer input_required results and retry until the server answers otherwise."""
         rounds = 0
         while isinstance(raw, dict) and raw.get(RESULT_TYPE) == INPUT_REQUIRED:
-            if spec.method not in INPUT_REQUIRED_METHODS:
-                raise ProtocolViolation(f"{spec.method} may not answer input_required")
+            if method not in INPUT_REQUIRED_METHODS:
+                raise ProtocolViolation(f"{method} may not answer input_required")
             rounds += 1
             if rounds > self.max_input_rounds:
                 raise ProtocolViolation(
-                    f"{spec.method} still wanted input after {self.max_input_rounds} rounds"
+                    f"{method} still wanted input after {self.max_input_rounds} rounds"
                 )
             retry = dict(wire)  # the caller's params, plus this round's answers only
             retry[INPUT_RESPONSES] = await self._fulfil(raw.get(INPUT_REQUESTS) or {})
@@ -412,27 +447,26 @@ class ClientSession(Session):
             else:
                 retry.pop(REQUEST_STATE, None)
             raw = await self._request(negotiated, retry, timeout)
-        kind = raw.get(RESULT_TYPE, COMPLETE) if isinstance(raw, dict) else COMPLETE
-        if kind != COMPLETE:
-            raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
-        return validate_any_result(self.own_spec(negotiated, "request"), self.on_result(spec.method, raw))
+        return raw
 
-    def _allowed(self, method: str) -> Any:
-        """The negotiated spec of a request this session may send (gates checked), looked
-        up once per method for the negotiated revision and capabilities."""
+    def _allowed(self, method: str) -> tuple[Any, Any]:
+        """The negotiated spec of a request this session may send (gates checked) and the
+        same method's spec in the caller's own revision, looked up once per method for the
+        negotiated revision and capabilities."""
         found = self._sends.get(method)
         if found is not None:
-            (package, own, peer), negotiated = found
+            (package, own, peer), specs = found
             if (
                 package is self.package
                 and own is self.own_capabilities
                 and peer is self.peer_capabilities
             ):
-                return negotiated
+                return specs  # type: ignore[no-any-return]
         negotiated = self._negotiated(method, "request")
         self._check_gates(method, negotiated.gates, negotiated.direction, "request")
-        self._sends[method] = ((self.package, self.own_capabilities, self.peer_capabilities), negotiated)
-        return negotiated
+        specs = (negotiated, self.own_spec(negotiated, "request"))
+        self._sends[method] = ((self.package, self.own_capabilities, self.peer_capabilities), specs)
+        return specs
 
     def on_result(self, method: str, raw: Any) -> Any:
         """Hook: a complete stateless-era result before validation (HTTP drops tools)."""
@@ -450,11 +484,16 @@ class ClientSession(Session):
         ``timeout`` 0 means none. On expiry or cancellation the request is cancelled:
         see :meth:`cancel_sent`.
         """
+        # refuse bad params here (with the constant part of _meta checked once, in
+        # _build_meta); send them as given, with the whole _meta
         meta = wire.get("_meta")
-        spec.validate_params(  # refuse bad params here; send them as given
-            {**wire, "_meta": {**self._meta_check, **meta} if meta else self._meta_check}
-        )
-        wire = {**wire, "_meta": {**self._meta, **meta} if meta else self._meta}
+        if meta:
+            spec.validate_params({**wire, "_meta": {**self._meta_check, **meta}})
+            wire = {**wire, "_meta": {**self._meta, **meta}}
+        else:
+            wire = {**wire, "_meta": self._meta_stand_in(spec)}
+            spec.validate_params(wire)
+            wire["_meta"] = self._meta
         engine = self.engine
         if engine is None:
             raise CapabilityError(
@@ -627,8 +666,13 @@ class ClientSession(Session):
     # -- tools -----------------------------------------------------------------------------
 
     def _check_tool_output(self, params: Any, result: Any) -> None:
-        name = (params or {}).get("name")
-        validator = self.tool_schemas.validator(name, "outputSchema") if name else None
+        name = params.get("name") if params else None
+        if not isinstance(name, str):
+            return
+        tool = self.tool_schemas.tools.get(name)
+        if tool is None or tool.get("outputSchema") is None:
+            return  # not listed, or no outputSchema: nothing to check
+        validator = self.tool_schemas.validator(name, "outputSchema")
         if validator is None or getattr(result, "is_error", False):
             return
         structured = getattr(result, "structured_content", None)

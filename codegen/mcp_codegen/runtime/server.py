@@ -259,9 +259,13 @@ class ServerSession(Session):
         outputSchema (the tool list comes from the server's own list_tools handler). A tool
         that is not listed goes to the handler unchecked: it decides what "unknown" means."""
         name = params.get("name") if isinstance(params, dict) else None
-        if isinstance(name, str) and name not in self.tool_schemas.tools and not self._listed:
+        if not isinstance(name, str):
+            return await super().on_request(CALL_TOOL, params, request_id)
+        tool = self.tool_schemas.tools.get(name)
+        if tool is None and not self._listed:
             await self._load_tool_schemas()
-        if isinstance(name, str) and name in self.tool_schemas.tools:
+            tool = self.tool_schemas.tools.get(name)
+        if tool is not None:
             found = self.tool_schemas.check(name, "inputSchema", params.get("arguments") or {})
             if found:
                 message = f"Invalid arguments for tool {name}: " + "; ".join(found)
@@ -270,7 +274,7 @@ class ServerSession(Session):
                     return {"content": [{"type": "text", "text": message}], "isError": True}
                 raise RpcError(INVALID_PARAMS, message)
         result = await super().on_request(CALL_TOOL, params, request_id)
-        if isinstance(name, str):
+        if tool is not None and tool.get("outputSchema") is not None:
             self._check_structured_output(name, result)
         return result
 

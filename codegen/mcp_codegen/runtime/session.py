@@ -165,8 +165,10 @@ def _unannotated(annotation: Any) -> Any:
 
 def to_wire(model: Any) -> Any:
     """Wire form of a result or params value: models dumped by alias, unset fields left out."""
-    if isinstance(model, BaseModel):
-        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(model, BaseModel):  # model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return model.__pydantic_serializer__.to_python(
+            model, mode="json", by_alias=True, exclude_unset=True
+        )
     return model
 
 
@@ -209,7 +211,11 @@ def validate_any_result(spec: Any, raw: Any) -> Any:
 
 def holds_models(params: Mapping[str, Any]) -> bool:
     """Whether params need :func:`plain` (a model, or a list that may hold models)."""
-    return any(isinstance(value, BaseModel | list | tuple) for value in params.values())
+    # a loop, not any(generator): this runs on every request
+    for value in params.values():  # noqa: SIM110
+        if isinstance(value, (BaseModel, list, tuple)):
+            return True
+    return False
 
 
 def describe(error: ValidationError) -> str:
@@ -313,7 +319,7 @@ class Session:
         self._handler_base: type | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.own_package: ProtocolPackage | None = None
-        self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any]]]] = {}
+        self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any], bool]]] = {}
         self.deadlines = Deadlines()
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
@@ -382,9 +388,10 @@ class Session:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return spec  # type: ignore[no-any-return]
 
-    def route(self, method: str) -> tuple[Any, Any, Callable[..., Any]]:
-        """(the negotiated spec, the user's spec, the handler) of an incoming request,
-        looked up once per method and negotiated revision; -32601 if there is none."""
+    def route(self, method: str) -> tuple[Any, Any, Callable[..., Any], bool]:
+        """(the negotiated spec, the user's spec, the handler, whether its result goes out
+        as is) of an incoming request, looked up once per method and negotiated revision;
+        -32601 if there is none."""
         found = self._routes.get(method)
         if found is not None and found[0] is self.package:
             return found[1]
@@ -393,11 +400,12 @@ class Session:
         handler = self.handler(spec.handler_name)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        self._routes[method] = (self.package, (negotiated, spec, handler))
-        return negotiated, spec, handler
+        route = (negotiated, spec, handler, spec is negotiated or self._widening)
+        self._routes[method] = (self.package, route)
+        return route
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        negotiated, spec, handler = self.route(method)
+        negotiated, spec, handler, as_is = self.route(method)
         try:
             typed = spec.validate_params(params)
         except ValidationError as error:
@@ -405,20 +413,22 @@ class Session:
                 INVALID_PARAMS, f"Invalid params for {method}: {describe(error)}"
             ) from None
         context = self.context(request_id, params)
-        token = context.meta.get("progressToken") if context.meta else None
-        if token is not None and not is_request_id(token):
-            raise RpcError(
-                INVALID_PARAMS,
-                f"Invalid params for {method}: _meta.progressToken must be a string or integer",
-            )
+        meta = context.meta
+        if meta:
+            token = meta.get("progressToken")
+            if token is not None and not is_request_id(token):
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"Invalid params for {method}: _meta.progressToken must be a string or integer",
+                )
         try:
             result = await handler(typed, context)
         except MethodNotFound:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
         finally:
             context.finish()  # no progress after the result
-        if spec is negotiated or self._widening:
-            return result  # (widening: a newer peer reads an older revision's result as is)
+        if as_is:  # the negotiated revision's own model, or an older one a newer peer reads
+            return result
         return self.sieved(negotiated, result)
 
     @property

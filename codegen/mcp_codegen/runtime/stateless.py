@@ -538,7 +538,8 @@ class StatelessServer(ServerSession):
         scope = RequestScope(method, request_id, meta, emit, principal)
         if method in INPUT_REQUIRED_METHODS:
             scope.name = params.get(NAME_PARAM[method])
-            params = self._resume(scope, params)
+            if "inputResponses" in params or "requestState" in params:  # a retry
+                params = self._resume(scope, params)
         token = _scope.set(scope)
         try:
             try:
@@ -809,6 +810,10 @@ class EraRouter:
     def _stateless(self, method: str, params: Any) -> StatelessServer | None:
         """The stateless server if this request is of its era, else None (handshake)."""
         modern = self.modern
+        if type(params) is dict and method != "initialize":  # the usual case, quickly
+            meta = params.get("_meta")
+            if type(meta) is dict and PROTOCOL_VERSION_KEY in meta and modern is not None:
+                return modern
         if modern is not None and (
             self.legacy is None
             or method == DISCOVER

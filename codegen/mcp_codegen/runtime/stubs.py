@@ -40,7 +40,9 @@ def wire_params(
 ) -> dict[str, Any] | None:
     """Wire-named params from keyword arguments: optional ones left as None are omitted."""
     params = dict(required)
-    params.update((key, value) for key, value in optional.items() if value is not None)
+    for key, value in optional.items():
+        if value is not None:
+            params[key] = value
     return params or None
 
 

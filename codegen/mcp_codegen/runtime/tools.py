@@ -69,8 +69,11 @@ def simple_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
         checks[name] = check
 
     def valid(instance: Any) -> bool:
-        if not isinstance(instance, dict) or any(key not in instance for key in required):
+        if not isinstance(instance, dict):
             return False
+        for key in required:
+            if key not in instance:
+                return False
         for key, value in instance.items():
             check = checks.get(key)
             if check is None:
@@ -106,10 +109,11 @@ class ToolSchemas:
     def check(self, name: str, which: str, instance: Any) -> list[str]:
         """Problems of ``instance`` against the tool's ``which`` schema (none: valid)."""
         key = (name, which, "simple")
-        if key not in self._compiled:
+        try:
+            fast = self._compiled[key]
+        except KeyError:
             schema = self.tools.get(name, {}).get(which)
-            self._compiled[key] = simple_check(schema) if isinstance(schema, dict) else None
-        fast = self._compiled[key]
+            fast = self._compiled[key] = simple_check(schema) if isinstance(schema, dict) else None
         if fast is not None and fast(instance):
             return []
         validator = self.validator(name, which)
