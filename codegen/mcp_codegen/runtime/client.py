@@ -30,7 +30,6 @@ from pydantic import ValidationError
 from .jsonrpc import METHOD_NOT_FOUND, Engine, RequestId, RpcError
 from .modern import (
     ACKNOWLEDGED,
-    CANCELLED,
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     COMPLETE,
@@ -406,7 +405,7 @@ class ClientSession(Session):
             result = await super().send_request(spec, params, timeout)
         method = spec.method
         if method == CALL_TOOL:
-            if self.validate_tool_output:
+            if self.validate_tool_output and self.tool_schemas.tools:
                 self._check_tool_output(params, result)
         elif method == LIST_TOOLS:
             self.tool_schemas.update(result.tools)
@@ -425,7 +424,11 @@ class ClientSession(Session):
                 kind = raw.get(RESULT_TYPE, COMPLETE) if isinstance(raw, dict) else COMPLETE
             if kind != COMPLETE:
                 raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
-        return validate_any_result(own, self.on_result(spec.method, raw))
+        raw = self.on_result(spec.method, raw)
+        try:
+            return own.validate_result(raw)
+        except ValidationError:  # not the main result type: an alternative, or the error
+            return validate_any_result(own, raw)
 
     async def _input_rounds(
         self, method: str, negotiated: Any, wire: dict[str, Any], raw: Any, timeout: float | None
@@ -503,31 +506,7 @@ class ClientSession(Session):
         if request_id is None:
             request_id = engine.new_request_id()
         limit = self.request_timeout if timeout is None else timeout
-        if not limit:
-            try:
-                return await engine.request(spec.method, wire, request_id=request_id)
-            except asyncio.CancelledError:
-                await asyncio.shield(self.cancel_sent(request_id, "cancelled"))
-                raise
-        key, deadline = self.deadlines.start(limit)
-        try:
-            return await engine.request(spec.method, wire, request_id=request_id)
-        except asyncio.CancelledError:
-            expired = deadline.expired
-            await asyncio.shield(self.cancel_sent(request_id, "timed out" if expired else "cancelled"))
-            if not expired:
-                raise
-            if hasattr(deadline.task, "uncancel"):
-                deadline.task.uncancel()
-            raise asyncio.TimeoutError(f"{spec.method} timed out after {limit} s") from None
-        finally:
-            self.deadlines.finish(key)
-
-    async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
-        """Tell the server a stateless-era request was given up (stdio: a notification)."""
-        if self.engine is not None:
-            with contextlib.suppress(Exception):
-                await self.engine.notify(CANCELLED, {"requestId": request_id, "reason": reason})
+        return await self.exchange(engine, spec.method, wire, request_id, limit)
 
     async def _fulfil(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """Answer each input request with the client's hook for its method (the same
@@ -848,7 +827,10 @@ class HttpClientSession(ClientSession):
                 return
 
     async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
-        """Stateless HTTP: closing the reply stream (done by the transport) is the cancel."""
+        """Stateless HTTP: closing the reply stream (done by the transport) is the cancel;
+        a handshake-era session sends ``notifications/cancelled``."""
+        if self.era != STATELESS:
+            await super().cancel_sent(request_id, reason)
 
     def on_result(self, method: str, raw: Any) -> Any:
         """``tools/list``: drop tools whose ``x-mcp-header`` annotations are invalid (with a

@@ -535,26 +535,42 @@ class Session:
         assert self.engine is not None
         request_id = self.engine.new_request_id()
         limit = timeout if timeout is not None else self.request_timeout
+        raw = await self.exchange(self.engine, spec.method, wire, request_id, limit)
+        return validate_any_result(self.own_spec(negotiated, "request"), raw)
+
+    async def exchange(
+        self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None
+    ) -> Any:
+        """Send one request and await its raw answer, within ``limit`` seconds (0 or None:
+        no limit). When the caller gives up, or the time runs out (:class:`TimeoutError`),
+        the peer is told so (:meth:`cancel_sent`)."""
+        if not limit:
+            try:
+                return await engine.request(method, wire, request_id=request_id)
+            except asyncio.CancelledError:
+                await asyncio.shield(self.cancel_sent(request_id, "cancelled"))
+                raise
         key, deadline = self.deadlines.start(limit)
         try:
-            raw = await self.engine.request(spec.method, wire, request_id=request_id)
+            return await engine.request(method, wire, request_id=request_id)
         except asyncio.CancelledError:
             expired = deadline.expired
-            with contextlib.suppress(Exception):
-                await asyncio.shield(
-                    self.engine.notify(
-                        "notifications/cancelled",
-                        {"requestId": request_id, "reason": "timed out" if expired else "cancelled"},
-                    )
-                )
-            if expired:
-                if hasattr(deadline.task, "uncancel"):
-                    deadline.task.uncancel()
-                raise asyncio.TimeoutError(f"{spec.method} timed out after {limit} s") from None
-            raise
+            await asyncio.shield(self.cancel_sent(request_id, "timed out" if expired else "cancelled"))
+            if not expired:
+                raise
+            if hasattr(deadline.task, "uncancel"):
+                deadline.task.uncancel()
+            raise asyncio.TimeoutError(f"{method} timed out after {limit} s") from None
         finally:
             self.deadlines.finish(key)
-        return validate_any_result(self.own_spec(negotiated, "request"), raw)
+
+    async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
+        """Tell the peer a request was given up (a ``notifications/cancelled``)."""
+        if self.engine is not None:
+            with contextlib.suppress(Exception):
+                await self.engine.notify(
+                    "notifications/cancelled", {"requestId": request_id, "reason": reason}
+                )
 
     async def send_notification(
         self, spec: NotificationSpec, params: Mapping[str, Any] | None

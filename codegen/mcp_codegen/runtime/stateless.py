@@ -615,8 +615,10 @@ class StatelessServer(ServerSession):
         A model is dumped to wire data; plain data a handler returned is copied (made
         JSON-ready with ``json_ready``), never changed in place.
         """
-        if isinstance(result, BaseModel):
-            wire = to_wire(result)
+        if isinstance(result, BaseModel):  # to_wire(result), inlined: every result comes here
+            wire = result.__pydantic_serializer__.to_python(
+                result, mode="json", by_alias=True, exclude_unset=True
+            )
         elif json_ready:
             wire = to_jsonable_python(result)
         elif isinstance(result, dict):

@@ -37,11 +37,12 @@ def problems(validator: Validator, instance: Any, limit: int = 5) -> list[str]:
     ]
 
 
-_PRIMITIVE_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
+# JSON Schema primitive type -> (Python types, whether bool is excluded: it is an int)
+_PRIMITIVE_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
+    "string": ((str,), False),
+    "integer": ((int,), True),
+    "number": ((int, float), True),
+    "boolean": ((bool,), False),
 }
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$schema"})
 
@@ -59,14 +60,14 @@ def simple_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     closed = schema.get("additionalProperties", True) is False
     if not isinstance(properties, dict) or not isinstance(required, list):
         return None
-    checks: dict[str, Callable[[Any], bool]] = {}
+    kinds: dict[str, tuple[tuple[type, ...], bool]] = {}
     for name, prop in properties.items():
         if not isinstance(prop, dict) or set(prop) - _ANNOTATIONS - {"type"}:
             return None
-        check = _PRIMITIVE_CHECKS.get(prop.get("type", ""))
-        if check is None:
+        kind = _PRIMITIVE_TYPES.get(prop.get("type", ""))
+        if kind is None:
             return None
-        checks[name] = check
+        kinds[name] = kind
 
     def valid(instance: Any) -> bool:
         if not isinstance(instance, dict):
@@ -75,11 +76,11 @@ def simple_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
             if key not in instance:
                 return False
         for key, value in instance.items():
-            check = checks.get(key)
-            if check is None:
+            kind = kinds.get(key)
+            if kind is None:
                 if closed:
                     return False
-            elif not check(value):
+            elif not isinstance(value, kind[0]) or (kind[1] and isinstance(value, bool)):
                 return False
         return True
 
