@@ -587,19 +587,11 @@ class Session:
     async def report_progress(
         self, context: RequestContext[Any], progress: float, total: float | None, message: str | None
     ) -> None:
-        token = context.progress_token
-        if token is None or self.engine is None:
+        if self.engine is None:
             return
-        last = context.progress_state.get("last")
-        if context.finished or (last is not None and progress <= last):
-            return
-        context.progress_state["last"] = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self.engine.notify("notifications/progress", params)
+        params = context.progress_note(progress, total, message)
+        if params is not None:
+            await self.engine.notify("notifications/progress", params)
 
     async def log(
         self, context: RequestContext[Any], level: str, data: Any, logger_name: str | None

@@ -82,6 +82,13 @@ class _Lazy:
             value = self.values[key] = make()
             return value
 
+    def validator(self, key: str, type_ref: Callable[[], Any] | None) -> Callable[[Any], Any]:
+        """The validator cached under ``key``, made from the type ``type_ref`` returns."""
+        validate = self.values.get(key)
+        if validate is None:
+            validate = self.values[key] = validator_of(None if type_ref is None else type_ref())
+        return validate
+
 
 @dataclass(frozen=True)
 class RequestSpec(Generic[ResultT]):
@@ -122,17 +129,11 @@ class RequestSpec(Generic[ResultT]):
         """Validate wire params (None when absent and optional)."""
         if raw is None and not self.params_required:
             return None
-        validate = self._lazy.values.get("validate_params")
-        if validate is None:
-            validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
-        return validate(raw)
+        return self._lazy.validator("validate_params", self.params_ref)(raw)
 
     def validate_result(self, raw: Any) -> ResultT:
         """Validate a wire result as this method's main result type."""
-        validate = self._lazy.values.get("validate_result")
-        if validate is None:
-            validate = self._lazy.get("validate_result", lambda: validator_of(self.result_type))
-        result: ResultT = validate(raw)
+        result: ResultT = self._lazy.validator("validate_result", self.result_ref)(raw)
         return result
 
 
@@ -157,7 +158,4 @@ class NotificationSpec:
         """Validate wire params (None when absent and optional)."""
         if raw is None and not self.params_required:
             return None
-        validate = self._lazy.values.get("validate_params")
-        if validate is None:
-            validate = self._lazy.get("validate_params", lambda: validator_of(self.params_type))
-        return validate(raw)
+        return self._lazy.validator("validate_params", self.params_ref)(raw)

@@ -682,19 +682,11 @@ class StatelessServer(ServerSession):
         self, context: RequestContext[Any], progress: float, total: float | None, message: str | None
     ) -> None:
         scope = _scope.get(None)
-        token = context.progress_token
-        if scope is None or token is None:
+        if scope is None:
             return
-        last = context.progress_state.get("last")
-        if context.finished or (last is not None and progress <= last):
-            return
-        context.progress_state["last"] = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await scope.emit("notifications/progress", params)
+        params = context.progress_note(progress, total, message)
+        if params is not None:
+            await scope.emit("notifications/progress", params)
 
     def log_allowed(self, scope: RequestScope, level: str) -> bool:
         threshold = scope.log_level

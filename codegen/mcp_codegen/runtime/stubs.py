@@ -149,6 +149,25 @@ class RequestContext(Generic[PeerT]):
             f"meta={self.meta!r})"
         )
 
+    def progress_note(
+        self, progress: float, total: float | None, message: str | None
+    ) -> dict[str, Any] | None:
+        """The params of the ``notifications/progress`` to send for this report, or None
+        when none may go out (no token, the handler has returned, or not increasing)."""
+        token = self.progress_token
+        if token is None or self._done:
+            return None
+        last = self.progress_state.get("last")
+        if last is not None and progress <= last:
+            return None
+        self.progress_state["last"] = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return params
+
     @property
     def progress_token(self) -> str | int | None:
         token = self.meta.get("progressToken") if self.meta else None
