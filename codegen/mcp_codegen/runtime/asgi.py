@@ -1,5 +1,5 @@
-"""Small ASGI helpers shared by the Streamable HTTP server of both eras (``http``,
-``http_modern``): typed ASGI callables, plain responses, JSON-RPC error bodies, hang-ups."""
+"""Small ASGI helpers shared by the HTTP servers (``http``, ``http_modern``, ``http_sse``):
+typed ASGI callables, plain responses, JSON-RPC error bodies, request bodies, hang-ups."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from .jsonrpc import RpcError, encode_error
+from .jsonrpc import INVALID_REQUEST, RpcError, encode_error
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,6 +44,32 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+async def refused_json_post(
+    headers: dict[str, str], send: Send, limit: int, *, default_type: str = ""
+) -> bool:
+    """Answer a POST whose declared body is over ``limit`` bytes (413) or whose content type
+    is not JSON (415; ``default_type`` stands in for a missing header); True if answered."""
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
+        return True
+    content_type = headers.get("content-type", default_type).split(";")[0].strip().lower()
+    if content_type != "application/json":
+        await respond_error(
+            send, 415, RpcError(INVALID_REQUEST, "Unsupported Media Type: use application/json")
+        )
+        return True
+    return False
+
+
+async def read_limited_body(receive: Receive, send: Send, limit: int) -> bytes | None:
+    """The request body; None (after answering 413) when it grows over ``limit`` bytes."""
+    body = await read_body(receive, limit)
+    if body is None:
+        await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
+    return body
 
 
 async def respond(

@@ -175,6 +175,9 @@ class ClientSession(Session):
 
     side = "client"
     peer_side = "server"
+    #: The transport the session runs over: "streamable-http" (connect_http), "sse" (the
+    #: deprecated HTTP+SSE: connect_sse, or connect_http's fallback); None for the others.
+    transport_kind: str | None = None
 
     def __init__(
         self,
@@ -740,6 +743,7 @@ class HttpClientSession(ClientSession):
     """
 
     transport: Any = None
+    transport_kind = "streamable-http"
     _reinitializing: asyncio.Task[Any] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -863,6 +867,7 @@ async def connect_http(
     headers: dict[str, str] | None = None,
     bearer_token: str | None = None,
     auth: Any = None,
+    legacy_sse_fallback: bool = True,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
@@ -871,12 +876,27 @@ async def connect_http(
     re-initializes. Stateless era: POST only, no session. ``auth``: an
     :class:`~mcp_codegen.runtime.oauth.OAuthProvider` (or any ``HttpAuth``) that puts
     credentials on every request and answers 401/403 challenges.
+
+    ``legacy_sse_fallback``: when the first POST gets 400, 404 or 405 without a stateless-era
+    error body, and ``protocol`` offers a handshake-era revision, connect to ``url`` with the
+    deprecated HTTP+SSE transport instead (``connect_sse``; ``client.session.transport_kind``
+    is then ``"sse"``). False: raise ``SseFallbackDisabled`` there.
     """
     transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
     session = HttpClientSession(protocol, handlers, **options)
     session.transport = transport
-    try:
-        async with connect(transport, session) as client:
-            yield client
-    finally:
-        await transport.close()
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(transport.close)
+        try:
+            client = await stack.enter_async_context(connect(transport, session))
+        except HttpError as error:
+            from .sse_client import connect_sse, falls_back_to_sse
+
+            if not falls_back_to_sse(error, session, legacy_sse_fallback, url):
+                raise
+            logger.info("%s: %s to the first POST; trying HTTP+SSE", url, error.status)
+            client = await stack.enter_async_context(
+                connect_sse(url, protocol=protocol, handlers=handlers, headers=headers,
+                            bearer_token=bearer_token, auth=auth, **options)
+            )
+        yield client

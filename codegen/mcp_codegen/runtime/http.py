@@ -41,12 +41,14 @@ from .asgi import (
     accepts,
     disconnected,
     error_code,
-    read_body,
+    read_limited_body,
+    refused_json_post,
     respond,
     respond_error,
     respond_json,
 )
 from .http_modern import ModernEndpoint, claims
+from .http_sse import SseEndpoint, SsePaths
 from .server import ServerSession
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -250,7 +252,12 @@ class HttpSession:
 
 
 class HttpApp:
-    """The ASGI application. Build it with :func:`http_app`."""
+    """The ASGI application. Build it with :func:`http_app`.
+
+    ``legacy_sse``: True (or :class:`~mcp_codegen.runtime.http_sse.SsePaths`) also serves
+    the deprecated 2024-11-05 HTTP+SSE transport beside the MCP endpoint (GET ``/sse``,
+    POST ``/messages/``; see ``http_sse``), with the same Origin and credential checks.
+    """
 
     def __init__(
         self,
@@ -267,6 +274,7 @@ class HttpApp:
         retry_ms: int = 1000,
         modern: ModernEndpoint | None = None,
         legacy_versions: Iterable[str] = (),
+        legacy_sse: bool | SsePaths = False,
     ) -> None:
         if make_session is None and modern is None:
             raise ValueError("HttpApp needs handshake-era sessions, a stateless endpoint, or both")
@@ -292,6 +300,8 @@ class HttpApp:
         self.metadata_path = "/.well-known/oauth-protected-resource" + (
             "" if self.path == "/" else self.path
         )
+        paths = legacy_sse if isinstance(legacy_sse, SsePaths) else None
+        self.legacy_sse = SseEndpoint(self, paths) if legacy_sse else None
 
     # -- ASGI entry -------------------------------------------------------------------------
 
@@ -306,7 +316,8 @@ class HttpApp:
         if self.auth is not None and path in (self.metadata_path, "/.well-known/oauth-protected-resource"):
             await respond_json(send, 200, self.auth.resource_metadata)
             return
-        if path != self.path:
+        sse = self.legacy_sse if self.legacy_sse is not None and self.legacy_sse.serves(path) else None
+        if path != self.path and sse is None:
             await respond(send, 404, b"Not Found", "text/plain")
             return
         problem = self._check_origin(headers)
@@ -318,6 +329,9 @@ class HttpApp:
             principal = await self._authenticated(scope, headers, send)
             if principal is None:
                 return
+        if sse is not None:  # the deprecated HTTP+SSE endpoints
+            await sse.handle(scope, headers, principal, receive, send)
+            return
         method = scope["method"]
         if method in ("GET", "DELETE") and (
             self.make_session is None
@@ -347,6 +361,8 @@ class HttpApp:
                     self.modern.server.close()
                 for session in list(self.sessions.values()):
                     self._end(session)
+                if self.legacy_sse is not None:
+                    self.legacy_sse.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -462,15 +478,7 @@ class HttpApp:
     async def _post(
         self, headers: dict[str, str], principal: Any, receive: Receive, send: Send
     ) -> None:
-        declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
-            return
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            await respond_error(
-                send, 415, RpcError(INVALID_REQUEST, "Unsupported Media Type: use application/json")
-            )
+        if await refused_json_post(headers, send, self.max_body_bytes):
             return
         accept = headers.get("accept", "")
         if not accepts(accept, "application/json") or not accepts(accept, "text/event-stream"):
@@ -483,9 +491,8 @@ class HttpApp:
                 ),
             )
             return
-        body = await read_body(receive, self.max_body_bytes)
+        body = await read_limited_body(receive, send, self.max_body_bytes)
         if body is None:
-            await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
             return
         try:
             message = from_json(body, cache_strings="keys")
@@ -708,7 +715,9 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     """An ASGI app serving ``handlers`` over Streamable HTTP (one server session per client).
 
     Server options (``server_info``, ``instructions``, ``list_changed``, ``packages``) go to
-    each session; HTTP options are those of :class:`HttpApp`.
+    each session; HTTP options are those of :class:`HttpApp`. ``legacy_sse=True`` also
+    serves 2024-11-05 clients over the deprecated HTTP+SSE transport (GET ``/sse``, POST
+    ``/messages/``; pass :class:`~mcp_codegen.runtime.http_sse.SsePaths` for other paths).
     """
     from .stateless import MODERN_OPTIONS, Eras
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from pydantic_core import from_json, to_json
@@ -157,6 +157,15 @@ def request_head(
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+class SseEvent(NamedTuple):
+    """One server-sent event: its type (``message`` when unnamed), id, data and retry."""
+
+    kind: str
+    id: str | None
+    data: bytes
+    retry: int | None
+
+
 @dataclass
 class Response:
     status: int
@@ -187,9 +196,16 @@ class Response:
 
     async def events(self) -> AsyncIterator[tuple[str | None, bytes, int | None]]:
         """SSE events as ``(id, data, retry)``; comments and empty data skipped."""
+        async for event in self.sse_events():
+            yield event.id, event.data, event.retry
+
+    async def sse_events(self) -> AsyncIterator[SseEvent]:
+        """The body read as SSE events; comments and events without data (or retry) are
+        skipped. The last ``id`` seen carries over to later events, as the spec says."""
         buffer = b""
         source = self._chunks() if self.chunked else self._raw()
         event_id: str | None = None
+        kind = ""
         data_lines: list[bytes] = []
         retry: int | None = None
         async for chunk in source:
@@ -202,13 +218,15 @@ class Response:
                 buffer = buffer[end + 1 :]
                 if not line:
                     if data_lines or retry is not None:
-                        yield event_id, b"\n".join(data_lines), retry
-                    data_lines, retry = [], None
+                        yield SseEvent(kind or "message", event_id, b"\n".join(data_lines), retry)
+                    kind, data_lines, retry = "", [], None
                     continue
                 name, _, value = line.partition(b":")
                 value = value[1:] if value.startswith(b" ") else value
                 if name == b"data":
                     data_lines.append(value)
+                elif name == b"event":
+                    kind = value.decode("utf-8", "replace")
                 elif name == b"id":
                     event_id = value.decode("utf-8", "replace")
                 elif name == b"retry" and value.isdigit():

@@ -1,0 +1,240 @@
+"""The client side of the deprecated HTTP+SSE transport (2024-11-05), and the fallback to it.
+
+``GET url`` with ``Accept: text/event-stream`` opens the stream; its first event,
+``endpoint``, names the URI for POSTs (resolved against ``url``; it must stay on the same
+origin). Each outgoing message is then one POST there (any 2xx is fine: the reply comes on
+the stream), and each ``message`` event's data is one incoming message.
+
+:func:`connect_sse` runs the handshake-era client over it. ``connect_http`` falls back to it
+(rule HC-10) when its first negotiation POST gets HTTP 400, 404 or 405 without a recognised
+2026-07-28 error body, and the protocol choice includes a handshake-era revision: see
+:func:`falls_back_to_sse`. ``client.session.transport_kind`` says which transport was used
+(``"sse"`` here, ``"streamable-http"`` otherwise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+from pydantic_core import from_json
+
+from .client import AUTO, HANDSHAKE, ClientSession, ProtocolChoice, choose_packages, connect
+from .http_client import AuthRequired, HttpClient, HttpError, Response
+from .modern import MODERN_ERRORS
+from .session import VersionError
+
+if TYPE_CHECKING:
+    from .oauth import HttpAuth
+
+logger = logging.getLogger("mcp_codegen.runtime")
+
+#: The HTTP statuses of a first POST that suggest an HTTP+SSE server (HC-10).
+FALLBACK_STATUSES = frozenset({400, 404, 405})
+SSE = "sse"
+
+
+class SseHandshakeError(ConnectionError):
+    """The HTTP+SSE stream opened, but gave no usable ``endpoint`` event."""
+
+
+class SseFallbackDisabled(HttpError):
+    """The first POST got 400/404/405 (perhaps an HTTP+SSE server), and the fallback is off."""
+
+    def __init__(self, error: HttpError, url: str) -> None:
+        super().__init__(error.status, error.body)
+        self.args = (
+            f"HTTP {error.status} from {url} to the first POST: it may be a server of the "
+            "deprecated HTTP+SSE transport (2024-11-05), and legacy_sse_fallback is off; "
+            "pass legacy_sse_fallback=True or use connect_sse",
+        )
+
+
+def is_modern_error(body: bytes) -> bool:
+    """Whether an HTTP error body is a JSON-RPC error of the stateless era (a modern server)."""
+    try:
+        message = from_json(body)
+    except ValueError:
+        return False
+    error = message.get("error") if isinstance(message, dict) else None
+    return isinstance(error, dict) and error.get("code") in MODERN_ERRORS
+
+
+def falls_back_to_sse(error: HttpError, session: ClientSession, enabled: bool, url: str) -> bool:
+    """HC-10: whether ``connect_http`` should try HTTP+SSE after ``error`` on its first POST.
+
+    Yes for 400, 404 or 405 without a recognised modern error body, while ``session`` has
+    not negotiated yet and offers a handshake-era revision. If the fallback would apply but
+    ``enabled`` is False, raises :class:`SseFallbackDisabled` (which says so) instead.
+    """
+    if isinstance(error, AuthRequired) or error.status not in FALLBACK_STATUSES:
+        return False
+    if session.era is not None:
+        return False  # negotiated: a later POST failed, the transport is the right one
+    if is_modern_error(error.body) or not any(p.era == HANDSHAKE for p in session.packages):
+        return False
+    if not enabled:
+        raise SseFallbackDisabled(error, url) from error
+    return True
+
+
+async def sse_events(response: Response) -> AsyncIterator[tuple[str, bytes]]:
+    """``(event type, data)`` of each SSE event of ``response`` with data."""
+    async for event in response.sse_events():
+        if event.data:
+            yield event.kind, event.data
+
+
+class SseClientTransport:
+    """The client side of HTTP+SSE as an engine transport: call :meth:`open` first."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        bearer_token: str | None = None,
+        auth: HttpAuth | None = None,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        if bearer_token:
+            self.headers["Authorization"] = f"Bearer {bearer_token}"
+        self.auth = auth
+        self.stream_http = HttpClient(url, dict(self.headers))
+        self.post_http: HttpClient | None = None
+        self.endpoint: str | None = None  # the POST URI the server announced
+        self._stream: Response | None = None
+        self._events: AsyncIterator[tuple[str, bytes]] | None = None
+
+    async def _request(self, http: HttpClient, method: str, body: bytes, headers: dict[str, str]) -> Response:
+        if self.auth is not None:
+            return await self.auth.send(http, method, body, headers)
+        return await http.request(method, body, headers)
+
+    async def open(self, timeout: float = 10.0) -> None:
+        """GET the stream and wait (up to ``timeout`` seconds) for its ``endpoint`` event."""
+        response = await asyncio.wait_for(
+            self._request(self.stream_http, "GET", b"", {"Accept": "text/event-stream"}), timeout
+        )
+        self._stream = response
+        if response.status != 200:
+            body = await asyncio.wait_for(response.read(), timeout)
+            if response.status in (401, 403):
+                raise AuthRequired(response.status, body, response.headers.get("www-authenticate", ""))
+            raise HttpError(response.status, body)
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            raise SseHandshakeError(
+                f"GET {self.url} answered {response.headers.get('content-type')!r}, not an SSE "
+                "stream: not an HTTP+SSE endpoint"
+            )
+        self._events = sse_events(response)
+        try:
+            kind, data = await asyncio.wait_for(self._events.__anext__(), timeout)
+        except StopAsyncIteration:
+            raise SseHandshakeError(f"the SSE stream of {self.url} ended before its endpoint event") from None
+        except asyncio.TimeoutError:
+            raise SseHandshakeError(f"no endpoint event from {self.url} within {timeout} s") from None
+        if kind != "endpoint":
+            raise SseHandshakeError(
+                f"the first event of {self.url} is {kind!r}, not the endpoint event (HTTP+SSE)"
+            )
+        self.endpoint = self._resolve(data.decode("utf-8", "replace").strip())
+        self.post_http = HttpClient(self.endpoint, dict(self.headers))
+
+    def _resolve(self, announced: str) -> str:
+        """The announced POST URI, relative to the stream's URL, on the same origin only."""
+        endpoint = urljoin(self.url, announced)
+        ours, theirs = urlsplit(self.url), urlsplit(endpoint)
+        if (ours.scheme, ours.hostname, ours.port or 80) != (
+            theirs.scheme,
+            theirs.hostname,
+            theirs.port or 80,
+        ):
+            raise SseHandshakeError(
+                f"the endpoint event of {self.url} names {endpoint!r}, on another origin: refused"
+            )
+        return endpoint
+
+    async def receive(self) -> bytes | None:
+        """The next ``message`` event's data; None once the stream has ended."""
+        assert self._events is not None, "open() the transport first"
+        try:
+            async for kind, data in self._events:
+                if kind == "message":
+                    return data
+                logger.debug("ignored an SSE %r event", kind)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        return None
+
+    async def send(self, data: bytes) -> None:
+        """POST one message to the announced endpoint; anything but a 2xx raises HttpError."""
+        assert self.post_http is not None, "open() the transport first"
+        response = await self._request(
+            self.post_http, "POST", data, {"Content-Type": "application/json"}
+        )
+        try:
+            body = await response.read()
+        except BaseException:
+            response.connection.close()  # cancelled or broken mid-reply: never reused
+            raise
+        self.post_http.release(response)
+        if not 200 <= response.status < 300:
+            if response.status in (401, 403):
+                raise AuthRequired(response.status, body, response.headers.get("www-authenticate", ""))
+            raise HttpError(response.status, body)
+
+    async def close(self) -> None:
+        """Close the stream (the server then ends the session) and every connection."""
+        if self._stream is not None:
+            self._stream.connection.close()
+        await self.stream_http.close()
+        if self.post_http is not None:
+            await self.post_http.close()
+
+
+class SseClientSession(ClientSession):
+    """A handshake-era client session over HTTP+SSE."""
+
+    transport_kind = SSE
+
+
+@contextlib.asynccontextmanager
+async def connect_sse(
+    url: str,
+    *,
+    protocol: ProtocolChoice = AUTO,
+    handlers: object | None = None,
+    headers: dict[str, str] | None = None,
+    bearer_token: str | None = None,
+    auth: HttpAuth | None = None,
+    endpoint_timeout: float = 10.0,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """Connect to a server of the deprecated HTTP+SSE transport; yield the typed ``Client``.
+
+    ``url`` is the SSE endpoint (``http://host:port/sse``). Only the handshake-era
+    revisions of ``protocol`` are offered (``initialize``, newest first); other options are
+    those of ``connect_http``. Leaving the block closes the stream, which ends the session.
+    """
+    packages, negotiation = choose_packages(protocol, handlers)
+    handshake = [p.module for p in packages if p.era == HANDSHAKE]
+    if not handshake:
+        raise VersionError(
+            "HTTP+SSE speaks only handshake-era revisions (2024-11-05 ... 2025-11-25); the "
+            f"protocol choice offers {', '.join(p.version for p in packages)}"
+        )
+    session = SseClientSession(handshake, handlers, **options)
+    session.negotiation = negotiation
+    transport = SseClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    try:
+        await transport.open(endpoint_timeout)
+        async with connect(transport, session) as client:
+            yield client
+    finally:
+        await transport.close()
