@@ -195,6 +195,42 @@ def plain(value: Any) -> Any:
     return value
 
 
+#: What a result field a newer revision requires means when an older revision's result
+#: lacks it (the older peer said nothing about it). 2026-07-28's caching hints: ``ttlMs`` 0
+#: ("the response SHOULD be considered immediately stale") and the narrower ``cacheScope``,
+#: ``private``. ``tests/test_runtime_sieve.py`` checks that this covers every such field of
+#: every pair of revisions.
+ABSENT_RESULT_FIELDS: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
+
+_required_cache: dict[type, frozenset[str]] = {}
+
+
+def required_wire_names(model: Any) -> frozenset[str]:
+    """The wire names of a model's required fields (empty for anything but a model)."""
+    if not isinstance(model, type) or not issubclass(model, BaseModel):
+        return frozenset()
+    found = _required_cache.get(model)
+    if found is None:
+        found = _required_cache[model] = frozenset(
+            info.alias or name for name, info in model.model_fields.items() if info.is_required()
+        )
+    return found
+
+
+def lifted(model: Any, raw: Any) -> Any:
+    """An older revision's result with what ``model`` (its newer type) requires and it lacks
+    filled from :data:`ABSENT_RESULT_FIELDS`, so a caller typed with the newer revision can
+    read it; anything else is left as it is (and fails validation if it must)."""
+    if not isinstance(raw, dict) or "task" in raw:
+        return raw
+    missing = {
+        key: value
+        for key, value in ABSENT_RESULT_FIELDS.items()
+        if key not in raw and key in required_wire_names(model)
+    }
+    return {**raw, **missing} if missing else raw
+
+
 def validate_any_result(spec: Any, raw: Any) -> Any:
     """The method's main result type, else an alternative it may answer with
     (``CreateTaskResult`` for a task-augmented request, ``InputRequiredResult``)."""
@@ -439,6 +475,13 @@ class Session:
         own, package = self.own_package, self.package
         return own is not None and package is not None and own.version < package.version
 
+    @property
+    def _lifting(self) -> bool:
+        """The user's revision is newer than the negotiated one: results of the older
+        revision may lack fields the newer one requires (see :func:`lifted`)."""
+        own, package = self.own_package, self.package
+        return own is not None and package is not None and own.version > package.version
+
     def sieved(self, negotiated: Any, result: Any) -> Any:
         """A result made with the user's revision, cut down to what the negotiated one
         defines (a 2024-11-05 client never sees ``structuredContent``, ``title``, ...)."""
@@ -536,7 +579,10 @@ class Session:
         request_id = self.engine.new_request_id()
         limit = timeout if timeout is not None else self.request_timeout
         raw = await self.exchange(self.engine, spec.method, wire, request_id, limit)
-        return validate_any_result(self.own_spec(negotiated, "request"), raw)
+        own = self.own_spec(negotiated, "request")
+        if own is not negotiated and self._lifting:
+            raw = lifted(own.result_type, raw)
+        return validate_any_result(own, raw)
 
     async def exchange(
         self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None
