@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import shlex
 import typing
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -170,6 +171,40 @@ class Subscription:
         return await self.get()
 
 
+class EraMemory:
+    """What negotiation learned about each server in this process (HC-10: cache the era per
+    origin), keyed by where the server is (its URL, or its command line).
+
+    ``handshake``: the server refused the ``server/discover`` probe, so the next connection
+    initializes at once instead of probing again (against a server that never answers the
+    probe, that saves ``probe_timeout``). ``sse``: the URL served only the deprecated
+    HTTP+SSE transport, so ``connect_http`` goes there first. A verdict that stops holding
+    is dropped and negotiation starts over.
+    """
+
+    def __init__(self) -> None:
+        self._verdicts: dict[str, str] = {}
+
+    def recall(self, origin: str | None) -> str | None:
+        return self._verdicts.get(origin) if origin else None
+
+    def learn(self, origin: str | None, verdict: str | None) -> None:
+        """Remember ``verdict`` (``"handshake"``, ``"sse"``) for ``origin``; None forgets."""
+        if not origin:
+            return
+        if verdict is None:
+            self._verdicts.pop(origin, None)
+        else:
+            self._verdicts[origin] = verdict
+
+    def clear(self) -> None:
+        self._verdicts.clear()
+
+
+#: The process-wide :class:`EraMemory` of every client (``remember_era=False`` opts out).
+ERA_MEMORY = EraMemory()
+
+
 class ClientSession(Session):
     """The client side of one connection, in whichever era was negotiated."""
 
@@ -192,6 +227,7 @@ class ClientSession(Session):
         probe_timeout: float = 10.0,
         max_input_rounds: int = 10,
         listen_for_changes: bool = True,
+        remember_era: bool = True,
     ) -> None:
         wrapped, self.negotiation = choose_packages(packages, handlers)
         if not wrapped:
@@ -223,6 +259,9 @@ class ClientSession(Session):
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
         self.listen_for_changes = listen_for_changes
+        self.remember_era = remember_era
+        #: Where the server is (URL or command line), the key of :data:`ERA_MEMORY`.
+        self.origin: str | None = None
         self._meta: dict[str, Any] = {}
         self._meta_check: dict[str, Any] = {}
         self._meta_model: Any = None
@@ -248,9 +287,18 @@ class ClientSession(Session):
         Returns the discover or initialize result."""
         stateless = [p for p in self.packages if p.era == STATELESS]
         handshake = [p for p in self.packages if p.era == HANDSHAKE]
+        origin = self.origin if self.remember_era else None
+        if stateless and handshake and ERA_MEMORY.recall(origin) == HANDSHAKE:
+            try:
+                return await self.initialize()  # it refused the probe before: skip it
+            except AuthRequired:
+                raise
+            except (RpcError, HttpError, VersionError) as error:
+                logger.info("%s: initialize failed (%s); probing again", origin, error)
+                ERA_MEMORY.learn(origin, None)
         if stateless:
             try:
-                return await self._discover(stateless, handshake)
+                result = await self._discover(stateless, handshake)
             except _NotModern as reason:
                 self._leave_stateless()
                 if not handshake:
@@ -259,6 +307,11 @@ class ClientSession(Session):
                         f"({reason}) and no handshake-era revision was offered"
                     ) from None
                 logger.debug("server/discover probe failed (%s); falling back to initialize", reason)
+                result = await self.initialize()
+                ERA_MEMORY.learn(origin, HANDSHAKE)
+                return result
+            ERA_MEMORY.learn(origin, None)
+            return result
         return await self.initialize()
 
     def _enter_stateless(self, package: ProtocolPackage) -> None:
@@ -729,6 +782,7 @@ async def connect_stdio(
     cleaned up: stdin closed, then terminated, then killed.
     """
     session = ClientSession(protocol, handlers, **options)
+    session.origin = "stdio:" + shlex.join(command)
     async with spawn(command, env=env, cwd=cwd) as transport, connect(transport, session) as client:
         yield client
 
@@ -882,21 +936,34 @@ async def connect_http(
     deprecated HTTP+SSE transport instead (``connect_sse``; ``client.session.transport_kind``
     is then ``"sse"``). False: raise ``SseFallbackDisabled`` there.
     """
+    from .sse_client import SSE, connect_sse, falls_back_to_sse
+
     transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
     session = HttpClientSession(protocol, handlers, **options)
     session.transport = transport
+    session.origin = url
+    origin = url if session.remember_era else None
+
+    def over_sse() -> contextlib.AbstractAsyncContextManager[Any]:
+        return connect_sse(url, protocol=protocol, handlers=handlers, headers=headers,
+                           bearer_token=bearer_token, auth=auth, **options)
+
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(transport.close)
-        try:
-            client = await stack.enter_async_context(connect(transport, session))
-        except HttpError as error:
-            from .sse_client import connect_sse, falls_back_to_sse
-
-            if not falls_back_to_sse(error, session, legacy_sse_fallback, url):
-                raise
-            logger.info("%s: %s to the first POST; trying HTTP+SSE", url, error.status)
-            client = await stack.enter_async_context(
-                connect_sse(url, protocol=protocol, handlers=handlers, headers=headers,
-                            bearer_token=bearer_token, auth=auth, **options)
-            )
+        client = None
+        if legacy_sse_fallback and ERA_MEMORY.recall(origin) == SSE:
+            try:  # it served only HTTP+SSE before: go there first
+                client = await stack.enter_async_context(over_sse())
+            except (HttpError, ConnectionError, OSError) as error:
+                logger.info("%s: HTTP+SSE failed (%s); negotiating again", url, error)
+                ERA_MEMORY.learn(origin, None)
+        if client is None:
+            try:
+                client = await stack.enter_async_context(connect(transport, session))
+            except HttpError as error:
+                if not falls_back_to_sse(error, session, legacy_sse_fallback, url):
+                    raise
+                logger.info("%s: %s to the first POST; trying HTTP+SSE", url, error.status)
+                client = await stack.enter_async_context(over_sse())
+                ERA_MEMORY.learn(origin, SSE)
         yield client
