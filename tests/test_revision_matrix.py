@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import inspect
 from types import ModuleType
 from typing import Any
 
@@ -93,12 +92,9 @@ async def exercise(client: Any) -> dict[str, Any]:
     progress: list[float] = []
     session.progress_callbacks["tok"] = lambda note: progress.append(note.progress)
     tools = await client.list_tools()
-    params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": "tok"}}
-    if "meta" in inspect.signature(client.call_tool).parameters:
-        called = await client.call_tool(name="echo", arguments={"text": "hi"}, meta=params["_meta"])
-    else:  # before 2025-11-25 the schema's CallToolRequest params do not list _meta
-        spec = session.own_package.dispatch.REQUESTS["tools/call"]
-        called = await client.send_request(spec, params)
+    called = await client.call_tool(
+        name="echo", arguments={"text": "hi"}, meta={"progressToken": "tok"}
+    )
     resources = await client.list_resources()
     read = await client.read_resource(uri="memo://a")
     prompts = await client.list_prompts()

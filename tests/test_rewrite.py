@@ -21,6 +21,7 @@ from mcp_codegen.rewrite import (
     default_result_type,
     empty_objects_as_maps,
     hoist_allof_props,
+    inherit_request_meta,
     name_mixed_unions,
     open_objects,
     rewrite_for_models,
@@ -584,3 +585,77 @@ def test_the_elicit_result_erratum_admits_fractional_answers_and_nothing_else(
     for still_invalid in ({"score": None}, {"score": {"a": 1}}, {"score": [1]}):
         instance = {"action": "accept", "content": still_invalid}
         assert not original.is_valid(instance) and not fixed.is_valid(instance)
+
+
+# inherit_request_meta
+
+BASE_META = {"type": "object", "properties": {"progressToken": {"type": "string"}}}
+
+
+def request_schema() -> JSONObject:
+    """A pre-2025-11-25 shape: the base Request has params._meta, concrete requests do not."""
+    params_with_meta = {"type": "object", "properties": {"_meta": copy.deepcopy(BASE_META)}}
+    return schema(
+        {
+            "Request": {"type": "object", "properties": {"params": params_with_meta}},
+            "CallToolRequest": {
+                "type": "object",
+                "properties": {
+                    "method": {"const": "tools/call", "type": "string"},
+                    "params": {"type": "object", "properties": {"name": {"type": "string"}}},
+                },
+            },
+            "PingRequest": {
+                "type": "object",
+                "properties": {
+                    "method": {"const": "ping", "type": "string"},
+                    "params": {"type": "object", "properties": {"_meta": {"type": "object"}}},
+                },
+            },
+            "ListThingsRequest": {
+                "type": "object",
+                "properties": {"method": {"const": "x/list"}, "params": ref("ListThingsParams")},
+            },
+            "ListThingsParams": {"type": "object", "properties": {"cursor": {"type": "string"}}},
+            "ProgressNotification": {
+                "type": "object",
+                "properties": {"params": {"type": "object", "properties": {}}},
+            },
+            "ClientRequest": {"anyOf": [ref("CallToolRequest"), ref("ListThingsRequest")]},
+            "ServerRequest": {"anyOf": [ref("PingRequest")]},
+        }
+    )
+
+
+def test_inherit_request_meta_gives_every_request_the_base_requests_meta() -> None:
+    document = request_schema()
+    inherit_request_meta(document)
+    defs = document["$defs"]
+    assert defs["RequestParamsMeta"] == BASE_META  # hoisted, and referred to from the base
+    assert defs["Request"]["properties"]["params"]["properties"]["_meta"] == ref("RequestParamsMeta")
+    call = defs["CallToolRequest"]["properties"]["params"]["properties"]
+    assert call == {"name": {"type": "string"}, "_meta": ref("RequestParamsMeta")}
+    listed = defs["ListThingsParams"]["properties"]  # params named by a definition
+    assert listed["_meta"] == ref("RequestParamsMeta")
+    # a request that has its own _meta keeps it; notifications are not requests
+    assert defs["PingRequest"]["properties"]["params"]["properties"]["_meta"] == {"type": "object"}
+    assert defs["ProgressNotification"]["properties"]["params"]["properties"] == {}
+
+
+def test_inherit_request_meta_leaves_schemas_whose_params_extend_request_params_alone() -> None:
+    document = request_schema()
+    document["$defs"]["Request"]["properties"]["params"] = ref("RequestParams")  # 2025-11-25
+    before = copy.deepcopy(document)
+    inherit_request_meta(document)
+    assert document == before
+
+
+@pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26", "2025-06-18"])
+def test_every_request_of_an_older_revision_can_ask_for_progress(revision: str) -> None:
+    models = models_module(revision)
+    params = models.CallToolRequestParams.model_validate(
+        {"name": "t", "_meta": {"progressToken": "p"}}, by_name=False
+    )
+    assert params.meta.progress_token == "p"
+    with pytest.raises(ValueError, match="progressToken"):  # the base Request's own rule
+        models.ListToolsRequestParams.model_validate({"_meta": {"progressToken": 1.5}})

@@ -64,6 +64,7 @@ def rewrite_for_models(
         sort_defs,
         *([apply_errata] if errata else []),
         *([default_result_type] if lenient else []),
+        inherit_request_meta,
         clean_doc_links,
         empty_objects_as_maps,
         open_objects,
@@ -170,6 +171,52 @@ def default_result_type(document: JSONObject) -> None:
             required.remove(RESULT_TYPE_PROPERTY)
             if not required:
                 del schema["required"]
+
+
+#: The unions that name every request of a revision (each side's requests).
+REQUEST_UNIONS = ("ClientRequest", "ServerRequest")
+#: The definition the base ``Request``'s ``params._meta`` is hoisted into.
+REQUEST_META_DEFINITION = "RequestParamsMeta"
+
+
+def inherit_request_meta(document: JSONObject) -> None:
+    """Before 2025-11-25: every request's params take the base ``Request``'s ``_meta``.
+
+    In these schemas the base ``Request`` says any request may carry
+    ``params._meta.progressToken`` (the spec asks for progress that way on every request),
+    but each concrete request restates ``params`` without ``_meta`` (a TypeScript interface
+    overriding its base's member), so the models, and the typed client methods made from
+    them, had no way to ask for progress. The base's ``_meta`` is hoisted into
+    ``RequestParamsMeta`` (the name its model had already) and every request of
+    ``ClientRequest``/``ServerRequest`` whose params lack ``_meta`` refers to it.
+
+    This narrows what the concrete schemas accept to what the base ``Request`` accepts
+    (``_meta``, when present, is an object with an optional progress token), which every
+    request must satisfy anyway. From 2025-11-25 every params type extends
+    ``RequestParams`` (which has ``_meta``) and the schema is left alone.
+    """
+    key = definitions_key(document)
+    defs = document[key]
+    base = defs.get("Request", {}).get("properties", {}).get("params")
+    meta = base.get("properties", {}).get("_meta") if isinstance(base, dict) else None
+    if not isinstance(meta, dict) or "properties" not in meta:
+        return
+    _claim_name(defs, REQUEST_META_DEFINITION, "the base Request's params._meta")
+    defs[REQUEST_META_DEFINITION] = meta
+    reference = {"$ref": f"#/{key}/{REQUEST_META_DEFINITION}"}
+    base["properties"]["_meta"] = dict(reference)
+    requests = {
+        name
+        for union in REQUEST_UNIONS
+        for branch in defs.get(union, {}).get("anyOf", [])
+        if (name := ref_name(branch)) is not None
+    }
+    for name in sorted(requests):
+        params = defs.get(name, {}).get("properties", {}).get("params")
+        if (target := ref_name(params)) is not None:  # params named by a definition
+            params = defs.get(target)
+        if isinstance(params, dict) and params.get("type") == "object":
+            params.setdefault("properties", {}).setdefault("_meta", dict(reference))
 
 
 def clean_doc_links(document: JSONObject) -> None:

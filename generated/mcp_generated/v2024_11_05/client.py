@@ -56,6 +56,7 @@ class Client(Outbound):
         *,
         argument: models.CompleteRequestParamsArgument,
         ref: models.PromptReference | models.ResourceReference,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -63,7 +64,9 @@ class Client(Outbound):
                 "argument": argument,
                 "ref": ref,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(COMPLETE, params)
 
@@ -73,6 +76,7 @@ class Client(Outbound):
         capabilities: models.ClientCapabilities,
         client_info: models.Implementation,
         protocol_version: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         params = wire_params(
@@ -81,7 +85,9 @@ class Client(Outbound):
                 "clientInfo": client_info,
                 "protocolVersion": protocol_version,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(INITIALIZE, params)
 
@@ -89,13 +95,16 @@ class Client(Outbound):
         self,
         *,
         level: models.LoggingLevel,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
             {
                 "level": level,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(SET_LEVEL, params)
 
@@ -118,6 +127,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -126,6 +136,7 @@ class Client(Outbound):
             },
             {
                 "arguments": arguments,
+                "_meta": meta,
             },
         )
         return await self.send_request(GET_PROMPT, params)
@@ -134,12 +145,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_PROMPTS, params)
@@ -148,12 +161,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCES, params)
@@ -162,13 +177,16 @@ class Client(Outbound):
         self,
         *,
         uri: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
             {
                 "uri": uri,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(READ_RESOURCE, params)
 
@@ -176,13 +194,16 @@ class Client(Outbound):
         self,
         *,
         uri: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
             {
                 "uri": uri,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(SUBSCRIBE, params)
 
@@ -190,12 +211,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
@@ -204,13 +227,16 @@ class Client(Outbound):
         self,
         *,
         uri: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
             {
                 "uri": uri,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(UNSUBSCRIBE, params)
 
@@ -219,6 +245,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -227,6 +254,7 @@ class Client(Outbound):
             },
             {
                 "arguments": arguments,
+                "_meta": meta,
             },
         )
         return await self.send_request(CALL_TOOL, params)
@@ -235,12 +263,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_TOOLS, params)

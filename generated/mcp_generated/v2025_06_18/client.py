@@ -58,6 +58,7 @@ class Client(Outbound):
         argument: models.CompleteRequestParamsArgument,
         ref: models.PromptReference | models.ResourceTemplateReference,
         context: models.CompleteRequestParamsContext | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -67,6 +68,7 @@ class Client(Outbound):
             },
             {
                 "context": context,
+                "_meta": meta,
             },
         )
         return await self.send_request(COMPLETE, params)
@@ -77,6 +79,7 @@ class Client(Outbound):
         capabilities: models.ClientCapabilities,
         client_info: models.Implementation,
         protocol_version: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.InitializeResult:
         """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
         params = wire_params(
@@ -85,7 +88,9 @@ class Client(Outbound):
                 "clientInfo": client_info,
                 "protocolVersion": protocol_version,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(INITIALIZE, params)
 
@@ -93,13 +98,16 @@ class Client(Outbound):
         self,
         *,
         level: models.LoggingLevel,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
             {
                 "level": level,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(SET_LEVEL, params)
 
@@ -122,6 +130,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -130,6 +139,7 @@ class Client(Outbound):
             },
             {
                 "arguments": arguments,
+                "_meta": meta,
             },
         )
         return await self.send_request(GET_PROMPT, params)
@@ -138,12 +148,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_PROMPTS, params)
@@ -152,12 +164,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCES, params)
@@ -166,13 +180,16 @@ class Client(Outbound):
         self,
         *,
         uri: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
             {
                 "uri": uri,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(READ_RESOURCE, params)
 
@@ -180,13 +197,16 @@ class Client(Outbound):
         self,
         *,
         uri: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
             {
                 "uri": uri,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(SUBSCRIBE, params)
 
@@ -194,12 +214,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
@@ -208,13 +230,16 @@ class Client(Outbound):
         self,
         *,
         uri: str,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
             {
                 "uri": uri,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(UNSUBSCRIBE, params)
 
@@ -223,6 +248,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -231,6 +257,7 @@ class Client(Outbound):
             },
             {
                 "arguments": arguments,
+                "_meta": meta,
             },
         )
         return await self.send_request(CALL_TOOL, params)
@@ -239,12 +266,14 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
             {},
             {
                 "cursor": cursor,
+                "_meta": meta,
             },
         )
         return await self.send_request(LIST_TOOLS, params)

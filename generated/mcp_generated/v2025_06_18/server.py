@@ -60,6 +60,7 @@ class ClientPeer(Outbound):
         *,
         message: str,
         requested_schema: models.ElicitRequestParamsRequestedSchema,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         params = wire_params(
@@ -67,7 +68,9 @@ class ClientPeer(Outbound):
                 "message": message,
                 "requestedSchema": requested_schema,
             },
-            {},
+            {
+                "_meta": meta,
+            },
         )
         return await self.send_request(ELICIT, params)
 
@@ -110,6 +113,7 @@ class ClientPeer(Outbound):
         stop_sequences: list[str] | None = None,
         system_prompt: str | None = None,
         temperature: int | float | None = None,
+        meta: models.RequestParamsMeta | None = None,
     ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
@@ -124,6 +128,7 @@ class ClientPeer(Outbound):
                 "stopSequences": stop_sequences,
                 "systemPrompt": system_prompt,
                 "temperature": temperature,
+                "_meta": meta,
             },
         )
         return await self.send_request(CREATE_MESSAGE, params)

@@ -2,10 +2,15 @@
 # Revision: 2024-11-05 (handshake era)
 # Schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
-from typing import Any
+from typing import Annotated, Any
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class CallToolRequestParams(MCPModel):
     arguments: dict[str, Any] | None = None
     name: str
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

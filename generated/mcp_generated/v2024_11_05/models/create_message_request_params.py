@@ -5,7 +5,11 @@
 from typing import Annotated, Any, Literal
 from pydantic import Field, StrictFloat, StrictInt
 from mcp_codegen.runtime.model import MCPModel
-from . import model_preferences as model_preferences_1, sampling_message
+from . import (
+    model_preferences as model_preferences_1,
+    request_params_meta,
+    sampling_message,
+)
 
 
 class CreateMessageRequestParams(MCPModel):
@@ -37,3 +41,6 @@ class CreateMessageRequestParams(MCPModel):
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
     temperature: StrictInt | StrictFloat | None = None
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

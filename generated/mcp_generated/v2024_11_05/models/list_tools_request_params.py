@@ -2,7 +2,10 @@
 # Revision: 2024-11-05 (handshake era)
 # Schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class ListToolsRequestParams(MCPModel):
@@ -11,3 +14,6 @@ class ListToolsRequestParams(MCPModel):
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -2,8 +2,10 @@
 # Revision: 2024-11-05 (handshake era)
 # Schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
-from . import logging_level
+from . import logging_level, request_params_meta
 
 
 class SetLevelRequestParams(MCPModel):
@@ -11,3 +13,6 @@ class SetLevelRequestParams(MCPModel):
     """
     The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -2,10 +2,15 @@
 # Revision: 2025-03-26 (handshake era)
 # Schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
-from typing import Any
+from typing import Annotated, Any
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class CallToolRequestParams(MCPModel):
     arguments: dict[str, Any] | None = None
     name: str
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

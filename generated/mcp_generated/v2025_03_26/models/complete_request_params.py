@@ -5,7 +5,12 @@
 from typing import Annotated
 from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
-from . import complete_request_params_argument, prompt_reference, resource_reference
+from . import (
+    complete_request_params_argument,
+    prompt_reference,
+    request_params_meta,
+    resource_reference,
+)
 
 
 class CompleteRequestParams(MCPModel):
@@ -17,3 +22,6 @@ class CompleteRequestParams(MCPModel):
         prompt_reference.PromptReference | resource_reference.ResourceReference,
         Field(discriminator="type"),
     ]
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -2,7 +2,10 @@
 # Revision: 2025-03-26 (handshake era)
 # Schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class ListToolsRequestParams(MCPModel):
@@ -11,3 +14,6 @@ class ListToolsRequestParams(MCPModel):
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -2,8 +2,10 @@
 # Revision: 2025-03-26 (handshake era)
 # Schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
-from . import logging_level
+from . import logging_level, request_params_meta
 
 
 class SetLevelRequestParams(MCPModel):
@@ -11,3 +13,6 @@ class SetLevelRequestParams(MCPModel):
     """
     The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -2,7 +2,10 @@
 # Revision: 2025-03-26 (handshake era)
 # Schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class SubscribeRequestParams(MCPModel):
@@ -10,3 +13,6 @@ class SubscribeRequestParams(MCPModel):
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

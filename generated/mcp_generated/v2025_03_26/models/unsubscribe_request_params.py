@@ -2,7 +2,10 @@
 # Revision: 2025-03-26 (handshake era)
 # Schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class UnsubscribeRequestParams(MCPModel):
@@ -10,3 +13,6 @@ class UnsubscribeRequestParams(MCPModel):
     """
     The URI of the resource to unsubscribe from.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

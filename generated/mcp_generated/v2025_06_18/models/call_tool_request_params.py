@@ -2,10 +2,15 @@
 # Revision: 2025-06-18 (handshake era)
 # Schema sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
-from typing import Any
+from typing import Annotated, Any
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class CallToolRequestParams(MCPModel):
     arguments: dict[str, Any] | None = None
     name: str
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -9,6 +9,7 @@ from . import (
     complete_request_params_argument,
     complete_request_params_context,
     prompt_reference,
+    request_params_meta,
     resource_template_reference,
 )
 
@@ -27,3 +28,6 @@ class CompleteRequestParams(MCPModel):
         | resource_template_reference.ResourceTemplateReference,
         Field(discriminator="type"),
     ]
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -5,7 +5,7 @@
 from typing import Annotated
 from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
-from . import elicit_request_params_requested_schema
+from . import elicit_request_params_requested_schema, request_params_meta
 
 
 class ElicitRequestParams(MCPModel):
@@ -21,3 +21,6 @@ class ElicitRequestParams(MCPModel):
     A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -5,7 +5,7 @@
 from typing import Annotated
 from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
-from . import client_capabilities, implementation
+from . import client_capabilities, implementation, request_params_meta
 
 
 class InitializeRequestParams(MCPModel):
@@ -15,3 +15,6 @@ class InitializeRequestParams(MCPModel):
     """
     The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -15,6 +15,3 @@ class RequestParams(MCPModel):
     meta: Annotated[
         request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
     ] = None
-    """
-    See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    """

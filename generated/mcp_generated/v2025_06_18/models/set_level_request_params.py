@@ -2,8 +2,10 @@
 # Revision: 2025-06-18 (handshake era)
 # Schema sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
-from . import logging_level
+from . import logging_level, request_params_meta
 
 
 class SetLevelRequestParams(MCPModel):
@@ -11,3 +13,6 @@ class SetLevelRequestParams(MCPModel):
     """
     The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None

@@ -2,7 +2,10 @@
 # Revision: 2025-06-18 (handshake era)
 # Schema sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
+from typing import Annotated
+from pydantic import Field
 from mcp_codegen.runtime.model import MCPModel
+from . import request_params_meta
 
 
 class UnsubscribeRequestParams(MCPModel):
@@ -10,3 +13,6 @@ class UnsubscribeRequestParams(MCPModel):
     """
     The URI of the resource to unsubscribe from.
     """
+    meta: Annotated[
+        request_params_meta.RequestParamsMeta | None, Field(alias="_meta")
+    ] = None
