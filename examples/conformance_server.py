@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import ModuleType
 from typing import Any
 
+from mcp_codegen.runtime.http import close_sse_stream
 from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
 from mcp_codegen.runtime.server import run_stdio
 from mcp_codegen.runtime.stateless import ChangeFeed, input_key, resumed_from_state
@@ -377,8 +378,11 @@ class ConformanceServer(ServerHandlers):
     async def json_schema_2020_12_tool(self, args: dict[str, Any], ctx: Ctx) -> Output:
         return f"Received: {json.dumps(args, sort_keys=True)}"
 
-    @tool("Resumable SSE stream test; over stdio it just answers")
+    @tool("Resumable SSE stream test (SEP-1699): drops the SSE connection mid-call, then answers "
+          "on the resumed stream; over stdio it just answers")
     async def test_reconnection(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        if close_sse_stream():  # HTTP, 2025-11-25 or later: the client resumes with GET
+            await asyncio.sleep(0.2)
         return "Reconnection test completed"
 
     @tool("Sleeps durationMs milliseconds; logs a notice when cancelled", {"durationMs": {"type": "number"}})
