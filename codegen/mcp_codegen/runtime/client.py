@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonrpc import METHOD_NOT_FOUND, Engine, RequestId, RpcError
+from .jsonrpc import METHOD_NOT_FOUND, ConnectionClosed, Engine, RequestId, RpcError
 from .modern import (
     ACKNOWLEDGED,
     CLIENT_CAPABILITIES_KEY,
@@ -783,8 +783,26 @@ async def connect_stdio(
     """
     session = ClientSession(protocol, handlers, **options)
     session.origin = "stdio:" + shlex.join(command)
-    async with spawn(command, env=env, cwd=cwd) as transport, connect(transport, session) as client:
+    async with spawn(command, env=env, cwd=cwd) as transport, contextlib.AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(connect(transport, session))
+        except ConnectionClosed:
+            raise ConnectionClosed(await _exit_story(transport, command)) from None
         yield client
+
+
+async def _exit_story(transport: Any, command: Sequence[str]) -> str:
+    """What to tell a user whose stdio server went away before the connection was set up."""
+    process = getattr(transport, "process", None)
+    code = None
+    if process is not None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            code = await asyncio.wait_for(process.wait(), 1.0)
+    how = f"exited with code {code}" if code is not None else "closed its stdout"
+    return (
+        f"the server {shlex.join(command)!r} {how} before the connection was set up "
+        "(its own error output, if any, is on stderr above)"
+    )
 
 
 class HttpClientSession(ClientSession):

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_codegen.runtime")
 
 
+class ServerUnreachable(ConnectionError):
+    """No TCP connection to the server's host and port."""
+
+
 class HttpError(Exception):
     """A non-success HTTP status from the server."""
 
@@ -56,6 +60,19 @@ class AuthRequired(HttpError):
 
 class SessionExpired(HttpError):
     """404 for a request that carried a session id: the client must initialize again."""
+
+
+class NotAnMcpReply(HttpError):
+    """A 2xx reply that is neither JSON-RPC in ``application/json`` nor an SSE stream: the
+    URL is not an MCP endpoint (a web page, a proxy's error page, ...)."""
+
+    def __init__(self, status: int, body: bytes, content_type: str, url: str) -> None:
+        super().__init__(status, body)
+        self.args = (
+            f"{url} answered HTTP {status} with {content_type or 'no Content-Type'!r} and "
+            f"{'a body that is not JSON' if content_type.startswith('application/json') else 'no JSON-RPC'}"
+            ": it does not look like an MCP endpoint (check the URL and its path, e.g. /mcp)",
+        )
 
 
 # -- stateless-era request-metadata headers ------------------------------------------------
@@ -274,7 +291,14 @@ class HttpClient:
             connection = self._idle.pop()
             if not connection.reader.at_eof():
                 return connection
-        reader, writer = await asyncio.open_connection(self.host, self.port, limit=2**26)
+        try:
+            reader, writer = await asyncio.open_connection(self.host, self.port, limit=2**26)
+        except OSError as error:
+            raise ServerUnreachable(
+                f"cannot connect to {self.url}: "
+                f"{'connection refused' if isinstance(error, ConnectionRefusedError) else error} "
+                "(is the server running, and listening on that host and port?)"
+            ) from error
         return _Connection(reader, writer)
 
     def release(self, response: Response) -> None:
@@ -332,6 +356,14 @@ async def read_response(connection: _Connection) -> Response:
 
 
 Deliver = Callable[[bytes], Coroutine[Any, Any, None]]
+
+
+def _is_json(body: bytes) -> bool:
+    try:
+        from_json(body)
+    except ValueError:
+        return False
+    return True
 
 
 def _request_id_of(data: bytes) -> Any:
@@ -481,7 +513,12 @@ class HttpClientTransport:
             return
         body = await response.read()
         self.http.release(response)
-        if body and self.deliver:
+        if not body:
+            return
+        if not content_type.startswith("application/json") or not _is_json(body):
+            # never hand it on: answering garbage with a parse error would POST again
+            raise NotAnMcpReply(response.status, body, content_type, self.http.url)
+        if self.deliver:
             await self.deliver(body)
 
     async def _consume(

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shlex
 import stat
 import sys
 import threading
@@ -93,6 +94,7 @@ class LineTransport:
         self.reader = reader
         self.writer = writer
         self.max_message_bytes = max_message_bytes
+        self.process: asyncio.subprocess.Process | None = None  # set by spawn
 
     def set_consumer(self, consumer: Consumer | None) -> bool:
         """Let ``consumer`` take lines as they arrive while :meth:`receive` waits (see
@@ -252,9 +254,15 @@ async def spawn(
         process = await asyncio.create_subprocess_exec(
             *command, stdin=child_in, stdout=child_out, env=env, cwd=cwd
         )
-    except BaseException:
+    except BaseException as error:
         os.close(to_child)
         os.close(from_child)
+        if isinstance(error, (FileNotFoundError, PermissionError)):
+            raise type(error)(
+                error.errno,
+                f"cannot start the server {shlex.join(command)!r}: {error.strerror} "
+                f"({command[0]!r}; check the command, PATH and cwd)",
+            ) from None
         raise
     finally:  # the child has its own copies now
         os.close(child_in)
@@ -272,7 +280,9 @@ async def spawn(
             os.fdopen(to_child, "wb", buffering=0),
         )
         writer = asyncio.StreamWriter(write_transport, write_protocol, reader, loop)
-        yield LineTransport(reader, writer, max_message_bytes)
+        transport = LineTransport(reader, writer, max_message_bytes)
+        transport.process = process
+        yield transport
     finally:
         try:
             await _stop(process, shutdown_timeout, write_transport)
