@@ -233,16 +233,32 @@ def lifted(model: Any, raw: Any) -> Any:
 
 def validate_any_result(spec: Any, raw: Any) -> Any:
     """The method's main result type, else an alternative it may answer with
-    (``CreateTaskResult`` for a task-augmented request, ``InputRequiredResult``)."""
+    (``CreateTaskResult`` for a task-augmented request, ``InputRequiredResult``), when
+    ``raw`` is shaped like it (:func:`could_be`); else the main type's error."""
     try:
         return spec.validate_result(raw)
     except ValidationError:
         for alternative in spec.alternative_result_types:
+            if not could_be(alternative, raw):
+                continue
             try:
                 return alternative.model_validate(raw, by_name=False)
             except ValidationError:
                 continue
         raise
+
+
+def could_be(model: Any, raw: Any) -> bool:
+    """Whether ``raw`` may be an instance of the alternative result ``model``: it has the
+    fields ``model`` requires, and its ``resultType`` (``"complete"`` when absent, as the
+    spec reads it) is the one ``model`` defaults to, if it has one. An open model with no
+    required field (``InputRequiredResult``) would otherwise take any broken result."""
+    if not isinstance(raw, dict) or not required_wire_names(model) <= raw.keys():
+        return False
+    info = getattr(model, "model_fields", {}).get("result_type")
+    if info is None or not isinstance(info.default, str):
+        return True
+    return bool(raw.get("resultType", "complete") == info.default)
 
 
 def holds_models(params: Mapping[str, Any]) -> bool:
@@ -355,7 +371,7 @@ class Session:
         self._handler_base: type | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.own_package: ProtocolPackage | None = None
-        self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any], bool]]] = {}
+        self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any], bool, bool]]] = {}
         self.deadlines = Deadlines()
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
@@ -424,10 +440,10 @@ class Session:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return spec  # type: ignore[no-any-return]
 
-    def route(self, method: str) -> tuple[Any, Any, Callable[..., Any], bool]:
+    def route(self, method: str) -> tuple[Any, Any, Callable[..., Any], bool, bool]:
         """(the negotiated spec, the user's spec, the handler, whether its result goes out
-        as is) of an incoming request, looked up once per method and negotiated revision;
-        -32601 if there is none."""
+        as is, whether the handler is the user's rather than the runtime's) of an incoming
+        request, looked up once per method and negotiated revision; -32601 if there is none."""
         found = self._routes.get(method)
         if found is not None and found[0] is self.package:
             return found[1]
@@ -436,12 +452,13 @@ class Session:
         handler = self.handler(spec.handler_name)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        route = (negotiated, spec, handler, spec is negotiated or self._widening)
+        users = getattr(self.builtins, spec.handler_name, None) is None
+        route = (negotiated, spec, handler, spec is negotiated or self._widening, users)
         self._routes[method] = (self.package, route)
         return route
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        negotiated, spec, handler, as_is = self.route(method)
+        negotiated, spec, handler, as_is, users = self.route(method)
         try:
             typed = spec.validate_params(params)
         except ValidationError as error:
@@ -463,9 +480,25 @@ class Session:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
         finally:
             context.finish()  # no progress after the result
+        if users and type(result) is dict:  # plain data (a model was checked when built)
+            self._check_plain_result(spec, method, result)
         if as_is:  # the negotiated revision's own model, or an older one a newer peer reads
             return result
         return self.sieved(negotiated, result)
+
+    def _check_plain_result(self, spec: Any, method: str, result: dict[str, Any]) -> None:
+        """A handler's plain-data result must be what its revision defines; if it is not,
+        the handler has a bug: it is logged, and the peer gets -32603, not the bad data."""
+        try:  # (caching hints a stateless-era server adds later may be missing here)
+            validate_any_result(spec, lifted(spec.result_type, result))
+        except ValidationError as error:
+            logger.error(
+                "the %s handler returned a result that is not a valid %s: %s",
+                method,
+                getattr(spec.result_type, "__name__", "result"),
+                describe(error),
+            )
+            raise RpcError(INTERNAL_ERROR, "Internal error") from None
 
     @property
     def _widening(self) -> bool:
