@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from mcp_codegen.runtime.jsonrpc import RpcError
 from mcp_codegen.runtime.memory import connect_direct, connect_memory
 from mcp_codegen.runtime.session import could_be, validate_any_result
-from mcp_generated import v2025_11_25, v2026_07_28
+from mcp_codegen.runtime.stubs import ToolError
+from mcp_generated import v2024_11_05, v2025_11_25, v2026_07_28
 from mcp_generated.v2026_07_28 import models as modern
 from mcp_generated.v2026_07_28.server import ServerHandlers as ModernHandlers
 
@@ -85,3 +86,39 @@ def test_a_created_task_is_still_read_as_one() -> None:
     created = validate_any_result(spec, {"task": task})
     assert type(created).__name__ == "CreateTaskResult" and created.task.task_id == "t1"
     assert not could_be(v2025_11_25.models.CreateTaskResult, {"content": []})  # no task
+
+
+# -- ToolError: a failure the model should read -------------------------------------------------
+
+
+class Failing(ModernHandlers):
+    async def list_tools(self, params: Any, ctx: Any) -> Any:
+        return modern.ListToolsResult(tools=[], ttl_ms=0, cache_scope="private")
+
+    async def call_tool(self, params: Any, ctx: Any) -> Any:
+        if params.name == "crash":
+            raise KeyError("a secret detail")
+        raise ToolError(f"no weather for {params.arguments['city']}: the station is offline")
+
+    async def list_prompts(self, params: Any, ctx: Any) -> Any:
+        raise ToolError("only tools/call answers a ToolError with a result")
+
+
+@pytest.mark.parametrize("protocol", [v2026_07_28, v2025_11_25, v2024_11_05], ids=lambda p: p.PROTOCOL_VERSION)
+@pytest.mark.parametrize("connector", sorted(CONNECTORS))
+def test_a_tool_error_is_a_result_the_model_reads_and_a_crash_tells_nothing(
+    connector: str, protocol: Any
+) -> None:
+    async def body() -> None:
+        async with CONNECTORS[connector](Failing(), protocol=protocol) as client:
+            result = await client.call_tool(name="weather", arguments={"city": "Oslo"})
+            assert result.is_error is True
+            assert result.content[0].text == "no weather for Oslo: the station is offline"
+            with pytest.raises(RpcError) as crashed:
+                await client.call_tool(name="crash", arguments={})
+            assert (crashed.value.code, crashed.value.message) == (-32603, "Internal error")
+            with pytest.raises(RpcError) as elsewhere:
+                await client.list_prompts()
+            assert elsewhere.value.code == -32603
+
+    asyncio.run(body())

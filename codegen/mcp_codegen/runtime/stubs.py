@@ -23,6 +23,15 @@ class MethodNotFound(Exception):
         self.method = method
 
 
+class ToolError(Exception):
+    """Raise from a ``tools/call`` handler for a failure the model should read: the call is
+    answered with ``isError: true`` and this message as its text, in every revision.
+
+    Any other exception from a handler is a bug: it is logged with its traceback and the
+    peer gets -32603 ("Internal error"), with nothing of the exception in it.
+    """
+
+
 class Sender(Protocol):
     """What a connection offers the generated proxies: send a request or a notification."""
 
