@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import logging
 import socket
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,3 +91,20 @@ def test_a_server_that_exits_at_once_reports_its_exit_code() -> None:
     command = [sys.executable, "-c", "import sys; sys.exit(3)"]
     with pytest.raises(ConnectionClosed, match="exited with code 3 before the connection was set up"):
         asyncio.run(asyncio.wait_for(connect_once(connect_stdio(command)), 20))
+
+
+def test_a_server_that_prints_to_stdout_still_works_and_is_named_in_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    command = [sys.executable, str(Path(__file__).parent / "servers" / "noisy_server.py")]
+
+    async def body() -> list[str]:
+        async with connect_stdio(command) as client:
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    with caplog.at_level(logging.WARNING, logger="mcp_codegen.runtime"):
+        assert asyncio.run(asyncio.wait_for(body(), 20)) == ["echo"]
+    assert any(
+        "not JSON" in record.message and "Starting my server" in record.message
+        for record in caplog.records
+    )

@@ -404,6 +404,11 @@ class Engine:
         try:
             message = from_json(data, cache_strings="keys")
         except ValueError as exc:
+            logger.warning(
+                "the peer sent something that is not JSON (answered with a parse error): %r%s",
+                data[:120],
+                "..." if len(data) > 120 else "",
+            )
             await self._send_error(None, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
         if isinstance(message, list):
