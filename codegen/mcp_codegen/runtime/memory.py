@@ -144,7 +144,10 @@ async def connect_direct(
     without a transport: no framing, no JSON, no engine (see :class:`DirectLink`).
 
     Negotiation, capabilities, validation, sieving and the era's rules are those of any
-    other connection; only the wire is gone.
+    other connection; only the wire is gone. Answers are handed over as JSON data, but a
+    request's free-form values (``call_tool`` arguments, ``_meta`` entries) reach the server
+    as the caller's objects: pass JSON values there (a ``datetime`` that a wire would carry
+    as a string arrives as a ``datetime``).
     """
     from .stateless import build_router
 
