@@ -27,7 +27,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -36,9 +35,13 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # mypy (explicit_package_bases) knows this file as benchmarks.bench_generator
+    from benchmarks import _common as common
+else:  # run as a script, benchmarks/ is sys.path[0]
+    import _common as common
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REVISION = "2025-11-25"
@@ -745,43 +748,6 @@ def bench_throughput(settings: Settings) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-def versions() -> dict[str, str]:
-    found = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist in ("pydantic", "pydantic-core", "mcp", "mcp-types", "mcp-codegen"):
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            found[dist] = "not installed"
-    found["cpus"] = str(os.cpu_count())
-    return found
-
-
-def load_average() -> float | None:
-    """The 1-minute load average, where the platform has one (other work skews the figures)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def verdict(ok: bool) -> str:
-    return "yes" if ok else "NO"
-
-
-def table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            cell.ljust(width) if column == 0 else cell.rjust(width)
-            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
 def headlines(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The figures the targets are about: ours, SDK, ratio, target, met."""
     out: dict[str, dict[str, Any]] = {}
@@ -838,7 +804,7 @@ def render(report: Mapping[str, Any]) -> str:
                 "-",
                 "-",
                 f"< {TARGET_GENERATE_ALL_S:g} s",
-                verdict(head["met"]),
+                common.verdict(head["met"]),
             )
         )
         for revision, seconds in gen["inprocess"]["median_s"].items():
@@ -856,7 +822,7 @@ def render(report: Mapping[str, Any]) -> str:
                 ms(head["sdk"]),
                 f"{head['ratio']:.2f}x",
                 f"<= {TARGET_IMPORT_RATIO:g}x",
-                verdict(head["met"]),
+                common.verdict(head["met"]),
             )
         )
     for label, ours_key, sdk_key in (
@@ -879,7 +845,7 @@ def render(report: Mapping[str, Any]) -> str:
                 f"{head['sdk']:,.0f}",
                 f"{head['ratio']:.2f}x",
                 f">= {target:g}x",
-                verdict(head["met"]),
+                common.verdict(head["met"]),
             )
         )
         for name, figures in report["throughput"][key]["paths"].items():
@@ -929,7 +895,7 @@ def render(report: Mapping[str, Any]) -> str:
             f"in-process: one child interpreter, revisions one after another; its first call "
             f"({RELEASED[0]}, cold generator imports) took {gen['inprocess']['first_call_s']:.2f} s",
         ]
-    return "\n".join([header, "", table(rows), "", *notes])
+    return "\n".join([header, "", common.table(rows), "", *notes])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -957,7 +923,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     settings = Settings.make(quick=args.quick, repeats=args.repeats)
     schema_dir = schema_dir_from(args.schema_dir)
-    env = versions()
+    env = common.versions("mcp-types")
     if env["mcp"] == "not installed":
         sys.exit(f"the comparison needs the official SDK: pip install '{SDK_REQUIREMENT}'")
     if env["mcp"] != SDK_REQUIREMENT.split("==")[1]:
@@ -979,7 +945,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "list_batch": settings.list_batch,
         },
     }
-    report["load_average_start"] = load_average()
+    report["load_average_start"] = common.load_average()
     print("measuring throughput ...", file=sys.stderr)
     report["throughput"] = bench_throughput(settings)
     print("measuring cold imports ...", file=sys.stderr)
@@ -991,7 +957,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "inprocess": bench_generate_inprocess(schema_dir, settings.generate_runs),
         }
     report["elapsed_s"] = time.perf_counter() - started
-    report["load_average_end"] = load_average()
+    report["load_average_end"] = common.load_average()
     report["headlines"] = headlines(report)
     print(render(report))
     print(f"\n(benchmark took {report['elapsed_s']:.0f} s)")
