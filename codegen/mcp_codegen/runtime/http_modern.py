@@ -22,14 +22,13 @@ from typing import Any
 
 from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
 from .jsonrpc import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     RpcError,
     encode,
     encode_error,
-    encode_result,
+    encoded_answer,
     is_request_id,
 )
 from .modern import (
@@ -211,19 +210,10 @@ class ModernEndpoint:
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
         emit: Callable[[str, Any], Awaitable[None]],
     ) -> asyncio.Task[bytes]:
-        async def serve() -> bytes:
-            try:
-                result = await self.server.serve_request(
-                    method, params, request_id, emit, principal=principal, checked=True
-                )
-                return encode_result(request_id, result)
-            except RpcError as error:
-                return encode_error(request_id, error)
-            except Exception:
-                logger.exception("handler for %s (id %r) failed", method, request_id)
-                return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
-
-        task = asyncio.ensure_future(serve())
+        answer = self.server.serve_request(
+            method, params, request_id, emit, principal=principal, checked=True
+        )
+        task = asyncio.ensure_future(encoded_answer(request_id, method, answer))
         task.request_id = request_id  # type: ignore[attr-defined]
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)

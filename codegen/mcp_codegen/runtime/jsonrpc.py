@@ -19,7 +19,7 @@ import contextvars
 import json
 import logging
 import sys
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -217,6 +217,19 @@ def encode_id(request_id: RequestId) -> bytes:
     if type(request_id) is int:
         return str(request_id).encode()
     return to_json(request_id)
+
+
+async def encoded_answer(request_id: RequestId, method: str, answer: Awaitable[Any]) -> bytes:
+    """The response to request ``request_id`` as bytes, once ``answer`` (its handler's
+    coroutine) ends: the result, the ``RpcError`` it raised, or -32603 for anything else
+    (logged with its traceback; nothing of it is sent)."""
+    try:
+        return encode_result(request_id, await answer)
+    except RpcError as error:
+        return encode_error(request_id, error)
+    except Exception:
+        logger.exception("handler for %s (id %r) failed", method, request_id)
+        return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
 
 
 def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
@@ -528,7 +541,9 @@ class Engine:
         extra event-loop pass per request); ``_cancel`` covers a task that never started.
         """
         try:
-            reply = await self._serve(request_id, method, params)
+            reply = await encoded_answer(
+                request_id, method, self.dispatcher.on_request(method, params, request_id)
+            )
             if self._was_cancelled(request_id):
                 logger.debug("no response for cancelled request %r", request_id)
                 return None
@@ -541,16 +556,6 @@ class Engine:
             return None
         finally:
             self._forget(request_id, asyncio.current_task())
-
-    async def _serve(self, request_id: RequestId, method: str, params: Any) -> bytes:
-        try:
-            result = await self.dispatcher.on_request(method, params, request_id)
-            return encode_result(request_id, result)
-        except RpcError as error:
-            return encode_error(request_id, error)
-        except Exception:
-            logger.exception("handler for %s (id %r) failed", method, request_id)
-            return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
 
     def _receive_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
