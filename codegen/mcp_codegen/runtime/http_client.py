@@ -401,6 +401,23 @@ def _response_id(data: bytes) -> Any:
     return None
 
 
+def with_bearer(headers: Mapping[str, str] | None, bearer_token: str | None) -> dict[str, str]:
+    """``headers`` plus an ``Authorization: Bearer`` header when there is a token."""
+    found = dict(headers or {})
+    if bearer_token:
+        found["Authorization"] = f"Bearer {bearer_token}"
+    return found
+
+
+async def authorized_request(
+    http: HttpClient, auth: HttpAuth | None, method: str, body: bytes, headers: dict[str, str]
+) -> Response:
+    """``http.request``, through ``auth`` (credentials, challenges answered) when there is one."""
+    if auth is not None:
+        return await auth.send(http, method, body, headers)
+    return await http.request(method, body, headers)
+
+
 class HttpClientTransport:
     """The client side of Streamable HTTP as an engine transport.
 
@@ -421,9 +438,7 @@ class HttpClientTransport:
         bearer_token: str | None = None,
         auth: HttpAuth | None = None,
     ) -> None:
-        base = {"Accept": "application/json, text/event-stream", **(headers or {})}
-        if bearer_token:
-            base["Authorization"] = f"Bearer {bearer_token}"
+        base = {"Accept": "application/json, text/event-stream", **with_bearer(headers, bearer_token)}
         self.http = HttpClient(url, base)
         self.auth = auth  # OAuth: credentials on every POST, challenges answered (oauth.py)
         self.deliver: Deliver | None = None
@@ -457,10 +472,7 @@ class HttpClientTransport:
             extra = REQUEST_HEADERS.get()
             if extra:
                 headers.update(extra)
-        if self.auth is not None:
-            response = await self.auth.send(self.http, "POST", data, headers)
-        else:
-            response = await self.http.request("POST", data, headers)
+        response = await authorized_request(self.http, self.auth, "POST", data, headers)
         try:
             await self._handle(response, data)
         except BaseException:

@@ -24,7 +24,14 @@ from urllib.parse import urljoin, urlsplit
 from pydantic_core import from_json
 
 from .client import AUTO, HANDSHAKE, ClientSession, ProtocolChoice, choose_packages, connect
-from .http_client import AuthRequired, HttpClient, HttpError, Response
+from .http_client import (
+    AuthRequired,
+    HttpClient,
+    HttpError,
+    Response,
+    authorized_request,
+    with_bearer,
+)
 from .modern import MODERN_ERRORS
 from .session import VersionError
 
@@ -101,9 +108,7 @@ class SseClientTransport:
         auth: HttpAuth | None = None,
     ) -> None:
         self.url = url
-        self.headers = dict(headers or {})
-        if bearer_token:
-            self.headers["Authorization"] = f"Bearer {bearer_token}"
+        self.headers = with_bearer(headers, bearer_token)
         self.auth = auth
         self.stream_http = HttpClient(url, dict(self.headers))
         self.post_http: HttpClient | None = None
@@ -111,15 +116,10 @@ class SseClientTransport:
         self._stream: Response | None = None
         self._events: AsyncIterator[tuple[str, bytes]] | None = None
 
-    async def _request(self, http: HttpClient, method: str, body: bytes, headers: dict[str, str]) -> Response:
-        if self.auth is not None:
-            return await self.auth.send(http, method, body, headers)
-        return await http.request(method, body, headers)
-
     async def open(self, timeout: float = 10.0) -> None:
         """GET the stream and wait (up to ``timeout`` seconds) for its ``endpoint`` event."""
         response = await asyncio.wait_for(
-            self._request(self.stream_http, "GET", b"", {"Accept": "text/event-stream"}), timeout
+            authorized_request(self.stream_http, self.auth, "GET", b"", {"Accept": "text/event-stream"}), timeout
         )
         self._stream = response
         if response.status != 200:
@@ -175,8 +175,8 @@ class SseClientTransport:
     async def send(self, data: bytes) -> None:
         """POST one message to the announced endpoint; anything but a 2xx raises HttpError."""
         assert self.post_http is not None, "open() the transport first"
-        response = await self._request(
-            self.post_http, "POST", data, {"Content-Type": "application/json"}
+        response = await authorized_request(
+            self.post_http, self.auth, "POST", data, {"Content-Type": "application/json"}
         )
         try:
             body = await response.read()
