@@ -15,14 +15,13 @@ instead of an SSE stream.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import warnings
 from typing import Any
 
-import uvicorn
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPDeprecationWarning
+from _serve import serve_on_free_port
 from sdk_server import build, force_protocol_version
 
 warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -47,19 +46,7 @@ def main() -> None:
     server = build()
     announce_tool_list_changes(server)
     app = server.streamable_http_app(json_response=os.environ.get("PEER_JSON_RESPONSE") == "1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-    userver = uvicorn.Server(config)
-    original_startup = userver.startup
-
-    async def startup(sockets: list[socket.socket] | None = None) -> None:
-        await original_startup(sockets=sockets)
-        print(f"PORT {sock.getsockname()[1]}", flush=True)
-
-    userver.startup = startup  # type: ignore[method-assign]
-    userver.run(sockets=[sock])
+    serve_on_free_port(app)
     sys.exit(0)
 
 

@@ -13,13 +13,13 @@ uvicorn on 127.0.0.1 (a free port, announced as ``PORT <n>`` on stdout; path ``/
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import warnings
 from typing import Any
 
 import anyio
 import mcp_types as types
+from _serve import serve_on_free_port
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
@@ -230,21 +230,8 @@ async def serve_stdio() -> None:
 
 
 def serve_http() -> None:
-    import uvicorn
-
     app = build().streamable_http_app()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
-    original_startup = userver.startup
-
-    async def startup(sockets: list[socket.socket] | None = None) -> None:
-        await original_startup(sockets=sockets)
-        print(f"PORT {sock.getsockname()[1]}", flush=True)
-
-    userver.startup = startup  # type: ignore[method-assign]
-    userver.run(sockets=[sock])
+    serve_on_free_port(app)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,13 @@ a free port and prints ``PORT <n>`` on stdout once it is listening.
 
 from __future__ import annotations
 
-import socket
 import sys
 import warnings
 from typing import Any
 
-import uvicorn
 from mcp.server.sse import SseServerTransport
 from mcp.shared.exceptions import MCPDeprecationWarning
+from _serve import serve_on_free_port
 from sdk_server import build
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -43,19 +42,7 @@ def app() -> Starlette:
 
 
 def main() -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app(), log_level="warning", timeout_graceful_shutdown=1)
-    userver = uvicorn.Server(config)
-    original_startup = userver.startup
-
-    async def startup(sockets: list[socket.socket] | None = None) -> None:
-        await original_startup(sockets=sockets)
-        print(f"PORT {sock.getsockname()[1]}", flush=True)
-
-    userver.startup = startup  # type: ignore[method-assign]
-    userver.run(sockets=[sock])
+    serve_on_free_port(app())
     sys.exit(0)
 
 
