@@ -743,8 +743,9 @@ async def connect(
     session.engine = engine
     if session.on_engine is not None:
         session.on_engine(engine)
-    if hasattr(transport, "deliver"):
-        transport.deliver = engine._receive  # HTTP: responses arrive on the POSTs
+    if hasattr(transport, "deliver"):  # HTTP: responses arrive on the POSTs
+        transport.deliver = engine._receive
+        transport.deliver_message = engine.receive_message
     reader = asyncio.create_task(engine.run())
     try:
         opening = asyncio.create_task(session.open())

@@ -358,12 +358,7 @@ async def read_response(connection: _Connection) -> Response:
 Deliver = Callable[[bytes], Coroutine[Any, Any, None]]
 
 
-def _is_json(body: bytes) -> bool:
-    try:
-        from_json(body)
-    except ValueError:
-        return False
-    return True
+_NOT_JSON = object()
 
 
 def _request_id_of(data: bytes) -> Any:
@@ -442,6 +437,8 @@ class HttpClientTransport:
         self.http = HttpClient(url, base)
         self.auth = auth  # OAuth: credentials on every POST, challenges answered (oauth.py)
         self.deliver: Deliver | None = None
+        #: where a reply already parsed here goes (the engine's ``receive_message``)
+        self.deliver_message: Callable[[Any], Coroutine[Any, Any, None]] | None = None
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.modern = False
@@ -527,10 +524,16 @@ class HttpClientTransport:
         self.http.release(response)
         if not body:
             return
-        if not content_type.startswith("application/json") or not _is_json(body):
-            # never hand it on: answering garbage with a parse error would POST again
+        # parsed here, once: garbage is never answered with a parse error POSTed back
+        message: Any = _NOT_JSON
+        if content_type.startswith("application/json"):
+            with contextlib.suppress(ValueError):
+                message = from_json(body, cache_strings="keys")
+        if message is _NOT_JSON:
             raise NotAnMcpReply(response.status, body, content_type, self.http.url)
-        if self.deliver:
+        if self.deliver_message is not None:
+            await self.deliver_message(message)
+        elif self.deliver is not None:
             await self.deliver(body)
 
     async def _consume(

@@ -424,6 +424,10 @@ class Engine:
             )
             await self._send_error(None, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
+        await self.receive_message(message, background=background)
+
+    async def receive_message(self, message: Any, *, background: bool = False) -> None:
+        """Process one message (or batch) already parsed from JSON (see :meth:`_receive`)."""
         if isinstance(message, list):
             if not self.accept_batches():
                 await self._send_error(
