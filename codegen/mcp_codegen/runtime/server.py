@@ -31,7 +31,7 @@ from .session import (
     to_wire,
 )
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
-from .stubs import RequestContext
+from .stubs import RequestContext, ToolError
 from .tasks import RELATED_TASK_KEY, TaskStore
 from .tools import ToolSchemas
 
@@ -104,6 +104,11 @@ class TaskBuiltins:
 
     async def cancel_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
         return (await self.store.cancel(params.task_id)).wire()
+
+
+def tool_error(message: str) -> dict[str, Any]:
+    """A ``tools/call`` result reporting a failure for the model to read (``isError``)."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
 class ServerSession(Session):
@@ -216,8 +221,13 @@ class ServerSession(Session):
     async def _serve(self, method: str, params: Any, request_id: RequestId) -> Any:
         if self._synthesize_meta:
             params = self._with_modern_meta(params)
-        if method == CALL_TOOL and self.validate_tools:
-            return await self._call_tool(params, request_id)
+        if method == CALL_TOOL:
+            try:
+                if self.validate_tools:
+                    return await self._call_tool(params, request_id)
+                return await super().on_request(method, params, request_id)
+            except ToolError as error:  # a failure the model should read
+                return tool_error(str(error))
         result = await super().on_request(method, params, request_id)
         if method == LIST_TOOLS:
             self.tool_schemas.update(to_wire(result).get("tools", []))
@@ -271,7 +281,7 @@ class ServerSession(Session):
                 message = f"Invalid arguments for tool {name}: " + "; ".join(found)
                 assert self.package is not None
                 if self.package.version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
-                    return {"content": [{"type": "text", "text": message}], "isError": True}
+                    return tool_error(message)
                 raise RpcError(INVALID_PARAMS, message)
         result = await super().on_request(CALL_TOOL, params, request_id)
         if tool is not None and tool.get("outputSchema") is not None:

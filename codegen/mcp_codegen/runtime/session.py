@@ -33,7 +33,7 @@ from .jsonrpc import (
 )
 from .sieve import SieveError, sieve
 from .spec import Direction, Gate, NotificationSpec, RequestSpec
-from .stubs import Handlers, MethodNotFound, RequestContext, ToolError
+from .stubs import Handlers, MethodNotFound, RequestContext
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
@@ -478,10 +478,6 @@ class Session:
             result = await handler(typed, context)
         except MethodNotFound:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
-        except ToolError as error:
-            if method != "tools/call":
-                raise
-            result = {"content": [{"type": "text", "text": str(error)}], "isError": True}
         finally:
             context.finish()  # no progress after the result
         if users and type(result) is dict:  # plain data (a model was checked when built)
