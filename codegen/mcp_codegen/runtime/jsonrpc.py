@@ -204,6 +204,16 @@ def encode(message: dict[str, Any]) -> bytes:
     return data
 
 
+def parse_error(data: bytes, exc: ValueError) -> RpcError:
+    """The -32700 for ``data``, which ``from_json`` refused with ``exc``. Every parse of
+    what a peer sent passes ``allow_inf_nan=False``: ``NaN`` and the infinities are not JSON
+    (the parser's default takes them), and the message says so when they may be the cause."""
+    hint = ""
+    if b"NaN" in data or b"Infinity" in data:
+        hint = " (NaN, Infinity and -Infinity are not JSON: send numbers, or null)"
+    return RpcError(PARSE_ERROR, f"Parse error: {exc}{hint}")
+
+
 def encode_result(request_id: RequestId, result: Any) -> bytes:
     """A success response; a pydantic result is serialised once, by its own serializer
     (straight to bytes: ``model_dump_json`` would decode them to text first)."""
@@ -334,7 +344,7 @@ class Engine:
         well-formed request starts its handler task at once. Anything else returns False
         and goes through the read loop (which also answers errors), in order."""
         try:
-            message = from_json(data, cache_strings="keys")
+            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
         except ValueError:
             return False
         if type(message) is not dict:
@@ -415,14 +425,14 @@ class Engine:
         """Process one framed message. A batch is served before this returns, unless
         ``background`` (the reader loop) asks for it to be served in a task of its own."""
         try:
-            message = from_json(data, cache_strings="keys")
+            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
         except ValueError as exc:
             logger.warning(
                 "the peer sent something that is not JSON (answered with a parse error): %r%s",
                 data[:120],
                 "..." if len(data) > 120 else "",
             )
-            await self._send_error(None, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
+            await self._send_error(None, parse_error(data, exc))
             return
         await self.receive_message(message, background=background)
 

@@ -1,0 +1,384 @@
+"""Hostile input to the engine and every transport (issue 13, items 11, 12 and 16).
+
+* JSON that is not JSON: ``NaN``, ``Infinity`` and ``-Infinity`` are parse errors (-32700)
+  wherever the runtime parses what a peer sent: the stdio engine (its fast path included),
+  in-process pipes, Streamable HTTP of both eras, HTTP+SSE, and on the client side HTTP
+  replies, SSE events and OAuth documents.
+* Echoes: an error quotes at most a bounded part of what the peer sent (method names, ids,
+  task ids, tool arguments, ...); a handler that uses a capability the peer never declared
+  is logged in one line naming it, without a traceback.
+* Seeded random hostile messages (non-finite numbers, huge method names and ids, deep
+  nesting, invalid UTF-8) to each transport: every one gets a bounded, correct error and
+  the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_http_server import (
+    ACCEPT,
+    ServerThread,
+    init_params,
+    make_app,
+    raw,
+    rpc,
+)
+from test_jsonrpc import Pipe
+from test_legacy_sse import initialized, message, post, serving
+from test_stdio import PROBE
+
+import mcp_generated.v2024_11_05
+import mcp_generated.v2025_11_25
+from mcp_codegen.runtime import jsonrpc
+from mcp_codegen.runtime.client import connect_http
+from mcp_codegen.runtime.http_client import NotAnMcpReply
+from mcp_codegen.runtime.jsonrpc import (
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Engine,
+    RpcError,
+)
+from mcp_codegen.runtime.oauth import http_fetch
+from mcp_codegen.runtime.sse_client import connect_sse
+from mcp_codegen.runtime.stubs import RequestContext
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+pytestmark = pytest.mark.anyio
+
+RUNTIME = Path(jsonrpc.__file__).resolve().parent
+NON_FINITE = ("NaN", "Infinity", "-Infinity")
+MODERN = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+#: What an error message may quote of one peer-supplied value (with room for the marker).
+QUOTE_BOUND = 200
+#: What a whole error reply may weigh when the peer sent 100 KB of name or id.
+REPLY_BOUND = 4096
+HUGE = "m" * 100_000
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def non_finite_request(literal: str, request_id: Any = 7) -> bytes:
+    """A request that would be well-formed if ``literal`` were a number."""
+    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"})[:-1]
+    return (head + ', "params": {"_meta": {"x": [1, ' + literal + "]}}}").encode()
+
+
+def assert_parse_error(reply: Any) -> None:
+    assert reply["jsonrpc"] == "2.0" and "id" not in reply, reply
+    assert reply["error"]["code"] == PARSE_ERROR, reply
+    assert "NaN, Infinity and -Infinity are not JSON" in reply["error"]["message"], reply
+
+
+# == JSON that is not JSON (item 11) ===========================================================
+
+
+class PingOnly:
+    """A dispatcher that answers ``ping`` and records what reached it."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any]] = []
+
+    async def on_request(self, method: str, params: Any, request_id: Any) -> Any:
+        self.seen.append((method, params))
+        if method == "ping":
+            return {}
+        raise RpcError(METHOD_NOT_FOUND, "Method not found")
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        self.seen.append((method, params))
+
+
+@contextlib.asynccontextmanager
+async def running_engine(dispatcher: Any | None = None) -> AsyncIterator[tuple[Pipe, Any]]:
+    pipe = Pipe()
+    dispatcher = dispatcher or PingOnly()
+    engine = Engine(pipe, dispatcher)
+    task = asyncio.create_task(engine.run())
+    try:
+        yield pipe, dispatcher
+    finally:
+        pipe.inbox.put_nowait(None)
+        await asyncio.wait_for(task, 5)
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_the_engine_answers_non_finite_numbers_with_a_parse_error(literal: str) -> None:
+    async with running_engine() as (pipe, dispatcher):
+        pipe.put(non_finite_request(literal))
+        assert_parse_error(await pipe.reply())
+        pipe.put(b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"v": 1.5}}')
+        assert await pipe.reply() == {"jsonrpc": "2.0", "id": 8, "result": {}}
+        assert [method for method, _ in dispatcher.seen] == ["ping"]
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_a_response_with_non_finite_numbers_does_not_resolve_our_request(literal: str) -> None:
+    pipe = Pipe()
+    engine = Engine(pipe, PingOnly())
+    reader = asyncio.create_task(engine.run())
+    asked = asyncio.create_task(engine.request("ping", None))
+    await pipe.raw()  # the request went out
+    pipe.put(b'{"jsonrpc": "2.0", "id": 1, "result": {"v": ' + literal.encode() + b"}}")
+    assert_parse_error(await pipe.reply())
+    assert not asked.done()
+    pipe.put(b'{"jsonrpc": "2.0", "id": 1, "result": {"v": 1}}')
+    assert await asyncio.wait_for(asked, 2) == {"v": 1}
+    pipe.inbox.put_nowait(None)
+    await asyncio.wait_for(reader, 5)
+
+
+class Lines:
+    """A stdio server process spoken to in raw lines (the engine's fast path included)."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+
+    async def write(self, data: bytes) -> None:
+        self.stdin.write(data + b"\n")
+        await self.stdin.drain()
+
+    async def reply(self, timeout: float = 5.0) -> Any:
+        line = await asyncio.wait_for(self.stdout.readline(), timeout)
+        assert line.endswith(b"\n"), f"stdout ended: {line!r}"
+        return json.loads(line)
+
+    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+        await self.write(json.dumps(message).encode())
+        return await self.reply(timeout)
+
+    async def initialize(self, version: str = "2025-06-18") -> None:
+        reply = await self.ask(rpc(0, "initialize", init_params(version)))
+        assert reply["result"]["protocolVersion"] == version, reply
+        await self.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+
+@contextlib.asynccontextmanager
+async def stdio_server(command: list[str] = PROBE) -> AsyncIterator[Lines]:
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=64 * 1024 * 1024,
+    )
+    try:
+        yield Lines(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+def modern_meta() -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_stdio_answers_non_finite_numbers_with_a_parse_error_in_both_eras(literal: str) -> None:
+    async with stdio_server() as server:
+        # stateless era: the version is in the request's _meta
+        head = json.dumps(rpc(1, "tools/list", {"_meta": modern_meta()}))[:-2]
+        await server.write(head.encode() + b', "x": ' + literal.encode() + b"}}")
+        assert_parse_error(await server.reply())
+        # handshake era, after initialize (the fast path serves requests then)
+        await server.initialize()
+        await server.write(non_finite_request(literal, request_id=2))
+        assert_parse_error(await server.reply())
+        assert (await server.ask(rpc(3, "ping")))["result"] == {}
+
+
+async def post_raw(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    reply = await raw(port, "POST", headers, body)
+    content = await reply.body()
+    reply.close()
+    return reply.status, json.loads(content) if content else None
+
+
+def post_headers(**extra: str) -> dict[str, str]:
+    return {"Content-Type": "application/json", "Accept": ACCEPT, **extra}
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_streamable_http_answers_non_finite_numbers_with_400_and_a_parse_error(
+    literal: str,
+) -> None:
+    with ServerThread(make_app()) as server:
+        # stateless era
+        modern = post_headers(**{"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"})
+        head = json.dumps(rpc(1, "tools/list", {"_meta": modern_meta()}))[:-2]
+        status, reply = await post_raw(
+            server.port, head.encode() + b', "x": ' + literal.encode() + b"}}", modern
+        )
+        assert status == 400
+        assert_parse_error(reply)
+        # handshake era, in a session
+        opened = await raw(
+            server.port, "POST", post_headers(), json.dumps(rpc(0, "initialize", init_params())).encode()
+        )
+        await opened.body()
+        opened.close()
+        session_id = opened.headers["mcp-session-id"]
+        headers = post_headers(**{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": HANDSHAKE})
+        status, reply = await post_raw(server.port, non_finite_request(literal), headers)
+        assert status == 400
+        assert_parse_error(reply)
+        status, reply = await post_raw(server.port, json.dumps(rpc(9, "ping")).encode(), headers)
+        assert (status, reply["result"]) == (200, {})
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_http_sse_answers_non_finite_numbers_with_400_and_a_parse_error(literal: str) -> None:
+    async with serving(make_app(legacy_sse=True)) as server:
+        stream, uri = await initialized(server.port)
+        status, content = await post(server.port, uri, non_finite_request(literal))
+        assert status == 400
+        assert_parse_error(json.loads(content))
+        assert await post(server.port, uri, rpc(5, "ping")) == (202, b"")
+        assert await message(stream) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+        stream.close()
+
+
+# -- the client side -------------------------------------------------------------------------
+
+
+MARK = "__not_a_number__"
+
+
+class Marked(ServerHandlers):
+    """One tool whose result's ``_meta`` holds :data:`MARK` (rewritten to NaN on the wire);
+    with a progress token it reports progress first, so the reply is an SSE stream."""
+
+    async def list_tools(self, params: Any, ctx: RequestContext[ClientPeer]) -> models.ListToolsResult:
+        return models.ListToolsResult(
+            tools=[models.Tool(name="marked", input_schema=models.ToolInputSchema(type="object"))]
+        )
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
+    ) -> models.CallToolResult:
+        await ctx.report_progress(1, 2)
+        return models.CallToolResult(
+            content=[models.TextContent(type="text", text="marked")], meta={"value": MARK}
+        )
+
+
+class NanRewriter:
+    """ASGI middleware: every JSON string ``"__not_a_number__"`` in a response body becomes
+    the bare literal ``NaN`` (Content-Length dropped: the body is chunked)."""
+
+    def __init__(self, app: Any, literal: str = "NaN") -> None:
+        self.app = app
+        self.needle = json.dumps(MARK).encode()
+        self.literal = literal.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def rewriting(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
+                message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body":
+                message = {**message, "body": message.get("body", b"").replace(self.needle, self.literal)}
+            await send(message)
+
+        await self.app(scope, receive, rewriting)
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("reply", ["json", "sse"])
+async def test_the_http_client_refuses_a_reply_with_non_finite_numbers(literal: str, reply: str) -> None:
+    app = NanRewriter(make_app_for(Marked()), literal)
+    with ServerThread(app) as server:
+        async with connect_http(
+            server.url, protocol=mcp_generated.v2025_11_25, request_timeout=3
+        ) as client:
+            meta = models.ParamsMeta(progress_token="p") if reply == "sse" else None
+            # JSON: the body is not JSON (NotAnMcpReply); SSE: the event is not a message,
+            # so the response never comes (the request's own time limit ends it)
+            expected = NotAnMcpReply if reply == "json" else asyncio.TimeoutError
+            with pytest.raises(expected):
+                await client.call_tool(name="marked", meta=meta)
+            assert (await client.list_tools()).tools[0].name == "marked"  # still usable
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_the_http_sse_client_refuses_a_message_with_non_finite_numbers(literal: str) -> None:
+    app = NanRewriter(make_app_for(Marked(), legacy_sse=True), literal)
+    async with serving(app) as server, connect_sse(
+        f"http://127.0.0.1:{server.port}/sse",
+        protocol=mcp_generated.v2024_11_05,
+        request_timeout=3,
+    ) as client:
+        with pytest.raises(asyncio.TimeoutError):
+            await client.call_tool(name="marked")
+        assert (await client.list_tools()).tools[0].name == "marked"
+
+
+def make_app_for(handlers: Any, **options: Any) -> Any:
+    from mcp_codegen.runtime.http import http_app
+
+    return http_app(handlers, **options)
+
+
+@pytest.mark.parametrize("literal", NON_FINITE)
+async def test_oauth_documents_with_non_finite_numbers_are_not_json(literal: str) -> None:
+    body = b'{"resource": "http://127.0.0.1/mcp", "authorization_servers": [], "n": ' + literal.encode() + b"}"
+
+    async def document(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (event := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": event["type"] + ".complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        from mcp_codegen.runtime.asgi import respond
+
+        await respond(send, 200, body, "application/json")
+
+    with ServerThread(document) as server:
+        reply = await http_fetch("GET", f"http://127.0.0.1:{server.port}/.well-known/x")
+    assert reply.status == 200 and reply.body == body
+    assert reply.json() is None
+
+
+def test_every_json_parse_in_the_runtime_refuses_non_finite_numbers() -> None:
+    """A guard for the next parse site: each ``from_json`` call of the runtime passes
+    ``allow_inf_nan=False`` and nothing calls ``json.loads`` on what a peer sent."""
+    unguarded = []
+    for source in sorted(RUNTIME.glob("*.py")):
+        tree = ast.parse(source.read_text(), str(source))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if name == "from_json":
+                strict = any(
+                    k.arg == "allow_inf_nan" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in node.keywords
+                )
+                if not strict:
+                    unguarded.append(f"{source.name}:{node.lineno}")
+            elif name == "loads" and source.name != "stateless.py":  # its sealed state is ours
+                unguarded.append(f"{source.name}:{node.lineno} (json.loads)")
+    assert unguarded == []
