@@ -18,6 +18,7 @@ import ast
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -41,11 +42,15 @@ from mcp_codegen.runtime import jsonrpc
 from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.http_client import NotAnMcpReply
 from mcp_codegen.runtime.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     Engine,
     RpcError,
 )
+from mcp_codegen.runtime.memory import connect_direct, connect_memory
 from mcp_codegen.runtime.oauth import http_fetch
 from mcp_codegen.runtime.sse_client import connect_sse
 from mcp_codegen.runtime.stubs import RequestContext
@@ -382,3 +387,229 @@ def test_every_json_parse_in_the_runtime_refuses_non_finite_numbers() -> None:
             elif name == "loads" and source.name != "stateless.py":  # its sealed state is ours
                 unguarded.append(f"{source.name}:{node.lineno} (json.loads)")
     assert unguarded == []
+
+
+# == echoes and tracebacks (item 12) ===========================================================
+
+
+class Echoing(ServerHandlers):
+    """Handlers whose errors could quote what the client sent: a tool with an integer
+    argument, completions (a tagged union in the params), a handler raising a long error,
+    and a tool that asks the client for sampling (a capability it may not have)."""
+
+    async def list_tools(self, params: Any, ctx: RequestContext[ClientPeer]) -> models.ListToolsResult:
+        schema = models.ToolInputSchema(type="object", properties={"n": {"type": "integer"}})
+        return models.ListToolsResult(
+            tools=[
+                models.Tool(name="count", input_schema=schema),
+                models.Tool(name="sample", input_schema=models.ToolInputSchema(type="object")),
+                models.Tool(name="shout", input_schema=models.ToolInputSchema(type="object")),
+            ]
+        )
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
+    ) -> models.CallToolResult:
+        if params.name == "sample":
+            message = models.SamplingMessage(role="user", content=models.TextContent(type="text", text="hi"))
+            await ctx.peer.create_message(messages=[message], max_tokens=5)
+        if params.name == "shout":
+            raise RpcError(INVALID_PARAMS, "Invalid params: " + HUGE)
+        return models.CallToolResult(content=[models.TextContent(type="text", text="ok")])
+
+    async def complete(self, params: Any, ctx: RequestContext[ClientPeer]) -> models.CompleteResult:
+        return models.CompleteResult(completion=models.CompleteResultCompletion(values=[]))
+
+
+@contextlib.asynccontextmanager
+async def served(handlers: Any, **options: Any) -> AsyncIterator[Pipe]:
+    """``handlers`` served over an in-memory pipe by the real router (both eras)."""
+    from mcp_codegen.runtime.server import serve
+
+    pipe = Pipe()
+    task = asyncio.create_task(serve(handlers, pipe, **options))
+    try:
+        yield pipe
+    finally:
+        pipe.inbox.put_nowait(None)
+        await asyncio.wait_for(task, 5)
+
+
+async def handshake(pipe: Pipe, version: str = HANDSHAKE, capabilities: Any = None) -> None:
+    pipe.request(0, "initialize", init_params(version, capabilities))
+    assert (await pipe.reply())["result"]["protocolVersion"] == version
+    pipe.put({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def bounded_error(reply: Any, code: int) -> str:
+    """The error message of ``reply`` (code ``code``), checked to quote a bounded part only."""
+    assert reply["error"]["code"] == code, reply
+    text: str = reply["error"]["message"]
+    assert len(text) < REPLY_BOUND, f"{len(text)} characters: {text[:200]}..."
+    assert "m" * QUOTE_BOUND not in text, text[:300]
+    return text
+
+
+async def test_method_not_found_quotes_a_bounded_part_of_the_name_in_every_state() -> None:
+    async with served(Echoing()) as pipe:
+        pipe.request(1, HUGE)  # before initialize
+        text = bounded_error(await pipe.reply(), INVALID_REQUEST)
+        assert "mmmm" in text and "more characters" in text
+        pipe.request(2, HUGE, {"_meta": modern_meta()})  # stateless era
+        assert bounded_error(await pipe.reply(), METHOD_NOT_FOUND).startswith("Method not found: mmm")
+        await handshake(pipe)
+        pipe.request(3, HUGE)
+        assert bounded_error(await pipe.reply(), METHOD_NOT_FOUND).startswith("Method not found: mmm")
+        pipe.request(4, "ping")
+        assert (await pipe.reply())["result"] == {}
+
+
+async def test_method_not_found_over_stdio_is_small() -> None:
+    async with stdio_server() as server:
+        await server.initialize()
+        await server.write(json.dumps(rpc(1, HUGE)).encode())
+        line = await asyncio.wait_for(server.stdout.readline(), 5)
+        assert len(line) < REPLY_BOUND
+        bounded_error(json.loads(line), METHOD_NOT_FOUND)
+
+
+async def test_a_client_quotes_a_bounded_part_of_an_unknown_method_the_server_sends() -> None:
+    seen: list[RpcError] = []
+
+    class Asking(Echoing):
+        async def call_tool(self, params: Any, ctx: RequestContext[ClientPeer]) -> Any:
+            try:
+                await ctx.peer.session.engine.request(HUGE, {})
+            except RpcError as error:
+                seen.append(error)
+            return models.CallToolResult(content=[])
+
+    async with connect_memory(Asking(), protocol=mcp_generated.v2025_11_25) as client:
+        await client.call_tool(name="count", arguments={"n": 1})
+    [error] = seen
+    assert error.code == METHOD_NOT_FOUND and len(error.message) < REPLY_BOUND
+
+
+async def test_an_id_already_in_use_is_quoted_in_part() -> None:
+    release = asyncio.Event()
+
+    class Holding(PingOnly):
+        async def on_request(self, method: str, params: Any, request_id: Any) -> Any:
+            await release.wait()
+            return {}
+
+    huge_id = "i" * 100_000
+    async with running_engine(Holding()) as (pipe, _):
+        pipe.request(huge_id, "ping")
+        await asyncio.sleep(0.05)
+        pipe.request(huge_id, "ping")
+        reply = await pipe.reply()
+        assert reply["id"] == huge_id  # the id itself must come back whole
+        text = reply["error"]["message"]
+        assert reply["error"]["code"] == INVALID_REQUEST and "already in use" in text
+        assert len(text) < 500, text[:300]
+        release.set()
+        assert (await pipe.reply())["result"] == {}
+
+
+async def test_invalid_params_quote_bounded_parts_of_keys_and_tags() -> None:
+    async with served(Echoing()) as pipe:
+        await handshake(pipe)
+        pipe.request(1, "completion/complete", {
+            "ref": {"type": HUGE, "name": "p"},
+            "argument": {"name": "a", "value": "v"},
+            "context": {"arguments": {HUGE: 1}},
+        })
+        text = bounded_error(await pipe.reply(), INVALID_PARAMS)
+        assert text.startswith("Invalid params for completion/complete: ")
+
+
+@pytest.mark.parametrize(("version", "as_result"), [(HANDSHAKE, True), ("2025-06-18", False)])
+async def test_invalid_tool_arguments_quote_a_bounded_part_of_the_value(version: str, as_result: bool) -> None:
+    async with served(Echoing()) as pipe:
+        await handshake(pipe, version)
+        pipe.request(1, "tools/call", {"name": "count", "arguments": {"n": HUGE}})
+        reply = await pipe.reply()
+        if as_result:
+            [content] = reply["result"]["content"]
+            assert reply["result"]["isError"] is True
+            text = content["text"]
+            assert len(text) < REPLY_BOUND and "m" * QUOTE_BOUND not in text, text[:300]
+        else:
+            text = bounded_error(reply, INVALID_PARAMS)
+        assert "is not of type 'integer'" in text
+
+
+async def test_an_unknown_task_id_is_quoted_in_part() -> None:
+    async with served(Echoing(), tasks=True) as pipe:
+        await handshake(pipe)
+        pipe.request(1, "tasks/get", {"taskId": HUGE})
+        assert "unknown task" in bounded_error(await pipe.reply(), INVALID_PARAMS)
+        pipe.request(2, "tasks/cancel", {"taskId": HUGE})
+        bounded_error(await pipe.reply(), INVALID_PARAMS)
+
+
+async def test_no_error_message_leaves_the_runtime_unbounded() -> None:
+    """The last line of defence: a handler's own 100 KB message is cut on the wire."""
+    async with served(Echoing()) as pipe:
+        await handshake(pipe)
+        pipe.request(1, "tools/call", {"name": "shout", "arguments": {}})
+        text = (await pipe.reply())["error"]["message"]
+        assert text.startswith("Invalid params: mmm") and len(text) < REPLY_BOUND
+
+
+async def test_a_header_echoed_by_the_http_server_is_bounded() -> None:
+    with ServerThread(make_app()) as server:
+        headers = post_headers(**{"MCP-Protocol-Version": MODERN, "Mcp-Method": "x" * 8000})
+        body = json.dumps(rpc(1, "tools/list", {"_meta": modern_meta()})).encode()
+        status, reply = await post_raw(server.port, body, headers)
+    assert status == 400
+    assert len(reply["error"]["message"]) < REPLY_BOUND
+
+
+def capability_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "sampling" in r.getMessage()]
+
+
+@pytest.mark.parametrize("link", ["memory", "direct"])
+async def test_a_handler_using_an_undeclared_capability_logs_one_line_naming_it(
+    link: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    connect = connect_memory if link == "memory" else connect_direct
+    with caplog.at_level(logging.DEBUG, logger="mcp_codegen.runtime"):
+        async with connect(Echoing(), protocol=mcp_generated.v2025_11_25) as client:
+            for _ in range(2):
+                with pytest.raises(RpcError) as raised:
+                    await client.call_tool(name="sample", arguments={})
+                assert (raised.value.code, raised.value.message) == (INTERNAL_ERROR, "Internal error")
+    records = capability_records(caplog)
+    assert len(records) == 2, [r.getMessage() for r in caplog.records]
+    for record in records:
+        assert record.exc_info is None and record.levelno == logging.WARNING
+        text = record.getMessage()
+        assert "\n" not in text and "tools/call" in text
+        assert "did not declare the capability sampling" in text
+
+
+async def test_a_task_using_an_undeclared_capability_logs_one_line_and_a_failing_task_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Buggy(Echoing):
+        async def call_tool(self, params: Any, ctx: RequestContext[ClientPeer]) -> Any:
+            if params.name == "count":
+                raise KeyError("a bug")
+            return await super().call_tool(params, ctx)
+
+    with caplog.at_level(logging.DEBUG, logger="mcp_codegen.runtime"):
+        async with connect_memory(
+            Buggy(), protocol=mcp_generated.v2025_11_25, server_options={"tasks": True}
+        ) as client:
+            for name in ("sample", "count"):
+                created = await client.call_tool(name=name, task=models.TaskMetadata())
+                with pytest.raises(RpcError) as raised:
+                    await client.get_task_payload(task_id=created.task.task_id)
+                assert raised.value.code == INTERNAL_ERROR
+    [line] = capability_records(caplog)
+    assert line.exc_info is None and "did not declare the capability sampling" in line.getMessage()
+    bugs = [r for r in caplog.records if r.exc_info and "a bug" in str(r.exc_info[1])]
+    assert len(bugs) == 1, "a task whose handler has a bug is logged with its traceback"

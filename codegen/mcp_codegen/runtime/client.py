@@ -28,7 +28,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonrpc import METHOD_NOT_FOUND, ConnectionClosed, Engine, RequestId, RpcError
+from .jsonrpc import (
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    Engine,
+    RequestId,
+    RpcError,
+    clip,
+    quoted,
+)
 from .modern import (
     ACKNOWLEDGED,
     CLIENT_CAPABILITIES_KEY,
@@ -571,7 +579,7 @@ class ClientSession(Session):
         for key, entry in requests.items():
             method = entry.get("method") if isinstance(entry, dict) else None
             if method not in INPUT_REQUEST_METHODS:
-                raise ProtocolViolation(f"input request {key!r} asks for {method!r}")
+                raise ProtocolViolation(f"input request {quoted(key)} asks for {quoted(method)}")
             result = await Session.on_request(self, method, entry.get("params"), key)
             answers[key] = to_wire(result)
         return answers
@@ -579,7 +587,7 @@ class ClientSession(Session):
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
         """Server->client requests exist only in the handshake era."""
         if self.era == STATELESS:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         return await super().on_request(method, params, request_id)
 
     async def set_log_level(self, level: str | None) -> None:

@@ -11,7 +11,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Engine, RequestId, RpcError
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    Engine,
+    RequestId,
+    RpcError,
+    clip,
+)
 from .modern import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -202,7 +210,7 @@ class ServerSession(Session):
                 return {}
             raise RpcError(
                 INVALID_REQUEST,
-                f"Invalid Request: {method} before initialize; send initialize first "
+                f"Invalid Request: {clip(method)} before initialize; send initialize first "
                 f"(or, in 2026-07-28, name the version in params._meta[{PROTOCOL_VERSION_KEY!r}])",
             )
         if method == INITIALIZE:
@@ -327,7 +335,7 @@ class ServerSession(Session):
             raise RpcError(
                 INVALID_PARAMS,
                 "Invalid params: initialize needs a string protocolVersion",
-                {"supported": self.supported_versions, "requested": requested},
+                {"supported": self.supported_versions},
             )
         package = next((p for p in self.packages if p.version == requested), newest)
         try:

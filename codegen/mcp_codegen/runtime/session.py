@@ -26,9 +26,13 @@ from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    CapabilityError,
     Engine,
     RequestId,
+    ECHO_LIMIT,
     RpcError,
+    clip,
+    handler_failed,
     is_request_id,
 )
 from .sieve import SieveError, sieve
@@ -40,8 +44,7 @@ logger = logging.getLogger("mcp_codegen.runtime")
 DEFAULT_REQUEST_TIMEOUT = 300.0
 
 
-class CapabilityError(RuntimeError):
-    """A message the negotiated capabilities do not allow; raised locally, nothing sent."""
+__all__ = ["CapabilityError"]  # defined with the engine (it logs it); imported from here too
 
 
 class VersionError(RuntimeError):
@@ -271,13 +274,27 @@ def holds_models(params: Mapping[str, Any]) -> bool:
 
 
 def describe(error: ValidationError) -> str:
-    """A short, user-facing summary of a pydantic validation error."""
+    """A short, user-facing summary of a pydantic validation error. Locations and messages
+    may hold what the peer sent (a key, a union tag): each is quoted in part (``clip``)."""
     parts = []
-    for item in error.errors()[:5]:
-        location = ".".join(str(p) for p in item["loc"]) or "(root)"
-        parts.append(f"{location}: {item['msg']}")
+    for item in error.errors(include_url=False)[:5]:
+        location = ".".join(clip(str(p)) for p in item["loc"]) or "(root)"
+        parts.append(f"{location}: {_clipped_message(item)}")
     more = f" (+{error.error_count() - 5} more)" if error.error_count() > 5 else ""
     return "; ".join(parts) + more
+
+
+def _clipped_message(item: Any) -> str:
+    """A validation error's message with the long values it quotes (the input, a union
+    tag in its context) cut to :data:`ECHO_LIMIT` characters each."""
+    message = str(item["msg"])
+    if len(message) <= 2 * ECHO_LIMIT:
+        return message
+    quoted_values = [item.get("input"), *(item.get("ctx") or {}).values()]
+    for value in quoted_values:
+        if isinstance(value, str) and len(value) > ECHO_LIMIT and value in message:
+            message = message.replace(value, clip(value))
+    return clip(message, 4 * ECHO_LIMIT)
 
 
 def may_answer_with_task(spec: Any) -> bool:
@@ -434,10 +451,10 @@ class Session:
 
     def request_spec(self, method: str) -> RequestSpec[Any]:
         if self.package is None:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         spec = self.package.dispatch.REQUESTS.get(method)
         if spec is None or not self._receives(spec.direction):
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         return spec  # type: ignore[no-any-return]
 
     def route(self, method: str) -> tuple[Any, Any, Callable[..., Any], bool, bool]:
@@ -451,7 +468,7 @@ class Session:
         spec = self.own_spec(negotiated, "request")
         handler = self.handler(spec.handler_name)
         if handler is None:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         users = getattr(self.builtins, spec.handler_name, None) is None
         route = (negotiated, spec, handler, spec is negotiated or self._widening, users)
         self._routes[method] = (self.package, route)
@@ -540,7 +557,7 @@ class Session:
             return
         spec = self.package.dispatch.NOTIFICATIONS.get(method)
         if spec is None or not self._receives(spec.direction):
-            logger.debug("ignored notification %s", method)
+            logger.debug("ignored notification %s", clip(method))
             return
         spec = self.own_spec(spec, "notification")
         try:
@@ -554,18 +571,20 @@ class Session:
             await builtin(typed, self.context(None, params))
         user = self._user_handler(name)
         if user is not None:
-            self.spawn(user(typed, self.context(None, params)))
+            self.spawn(user(typed, self.context(None, params)), method)
 
-    def spawn(self, awaitable: Any) -> None:
-        """Run a user notification handler without blocking the reader."""
+    def spawn(self, awaitable: Any, method: str = "a notification") -> None:
+        """Run a user notification handler (of ``method``) without blocking the reader."""
         task = asyncio.ensure_future(awaitable)
         self._background.add(task)
-        task.add_done_callback(self._finished)
+        task.add_done_callback(lambda done: self._finished(done, method))
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
+    def _finished(self, task: asyncio.Task[Any], method: str) -> None:
         self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("notification handler failed", exc_info=task.exception())
+        if not task.cancelled():
+            error = task.exception()
+            if isinstance(error, Exception):
+                handler_failed(method, None, error)
 
     # -- outgoing (the Sender the generated proxies call) ---------------------------------
 

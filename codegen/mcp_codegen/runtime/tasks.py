@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from .jsonrpc import INVALID_PARAMS, RpcError, handler_failed, quoted
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_TTL_MS = 10 * 60 * 1000
@@ -86,9 +86,9 @@ class TaskStore:
         except RpcError as error:
             record.error = error
             await self._finish(record, "failed", error.message)
-        except Exception:
-            record.error = RpcError(INTERNAL_ERROR, "Internal error")
-            await self._finish(record, "failed", "Internal error")
+        except Exception as error:  # logged as an engine logs a failing handler
+            record.error = handler_failed(f"{record.method} (task {record.task_id})", None, error)
+            await self._finish(record, "failed", record.error.message)
 
     async def _finish(self, record: TaskRecord, status: str, message: str | None = None) -> None:
         if record.status in TERMINAL:
@@ -102,7 +102,7 @@ class TaskStore:
         self._expire()
         record = self.records.get(task_id)
         if record is None:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown task {task_id!r}")
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown task {quoted(task_id)}")
         return record
 
     async def cancel(self, task_id: str) -> TaskRecord:
