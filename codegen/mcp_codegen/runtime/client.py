@@ -84,6 +84,7 @@ from .http_client import (
     request_headers,
 )
 from .stdio import spawn
+from .tasks import TaskBuiltins, TaskStore
 from .tools import ToolSchemas, as_functions, problems
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -236,6 +237,7 @@ class ClientSession(Session):
         max_input_rounds: int = 10,
         listen_for_changes: bool = True,
         remember_era: bool = True,
+        tasks: bool = False,
     ) -> None:
         wrapped, self.negotiation = choose_packages(packages, handlers)
         if not wrapped:
@@ -278,6 +280,12 @@ class ClientSession(Session):
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
         self._auto_listened: set[str] = set()  # methods the background listen covers
+        # tasks=True: sampling and elicitation the server task-augments run in a task store
+        # (2025-11-25); tasks are declared only where a handler can run as one
+        self.handles_tasks = tasks
+        if tasks:
+            self.task_store = TaskStore(self.task_status)
+            self.task_builtins = TaskBuiltins(self.task_store)
 
     # -- negotiation -----------------------------------------------------------------------
 
@@ -451,7 +459,10 @@ class ClientSession(Session):
         return result
 
     async def close(self) -> None:
-        """Cancel the background listen streams (stateless era)."""
+        """Cancel the background listen streams (stateless era) and the tasks still
+        running for the server (``tasks=True``)."""
+        if self.task_store is not None:
+            self.task_store.close()
         for task in list(self._listeners):
             task.cancel()
         if self._listeners:
@@ -585,9 +596,16 @@ class ClientSession(Session):
         return answers
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        """Server->client requests exist only in the handshake era."""
+        """Server->client requests exist only in the handshake era; a task-augmented one
+        runs as a task when this client declared it can (``tasks=True``)."""
         if self.era == STATELESS:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
+        if self.task_store is not None and isinstance(params, dict) and "task" in params:
+            created = self.start_task(
+                method, params, lambda: Session.on_request(self, method, params, request_id)
+            )
+            if created is not None:
+                return created
         return await super().on_request(method, params, request_id)
 
     async def set_log_level(self, level: str | None) -> None:
