@@ -19,7 +19,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ QUOTE_BOUND = 200
 #: What a whole error reply may weigh when the peer sent 100 KB of name or id.
 REPLY_BOUND = 4096
 HUGE = "m" * 100_000
+HEADER_MISMATCH = -32020
 
 
 @pytest.fixture(scope="module")
@@ -613,3 +615,257 @@ async def test_a_task_using_an_undeclared_capability_logs_one_line_and_a_failing
     assert line.exc_info is None and "did not declare the capability sampling" in line.getMessage()
     bugs = [r for r in caplog.records if r.exc_info and "a bug" in str(r.exc_info[1])]
     assert len(bugs) == 1, "a task whose handler has a bug is logged with its traceback"
+
+
+# == hostile input to every transport (item 16) ================================================
+#
+# Seeded random scenarios (hypothesis is not a dependency): each draws hostile messages of
+# every kind, sends them one by one, and checks each reply: the right error code, the right
+# id (none for a parse error), a size bounded by the id it must echo plus a constant; after
+# each, a probe request must still be answered. A failing seed is printed by its test id.
+
+PARSE_DEPTH_OK = 180  # pydantic-core refuses JSON nested deeper than about 200 levels
+PARSE_DEPTH_BAD = 220
+TEXT_POOL = "abcXYZ019 _-/.:\"\\'\t\u00e9\u4e2d\u0000\u2028\U0001f600"
+INVALID_UTF8 = (b"\xff", b"\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80", b"\xe2\x82")
+
+
+class Hostile:
+    """One hostile message and the outcome it must have."""
+
+    def __init__(self, kind: str, data: bytes, codes: frozenset[int], request_id: Any) -> None:
+        self.kind = kind
+        self.data = data
+        self.codes = codes  # acceptable error codes; empty: a result is the right answer
+        self.request_id = request_id  # the id the reply must carry (None: id-less)
+
+    def __repr__(self) -> str:
+        return f"Hostile({self.kind}, {len(self.data)} bytes: {self.data[:80]!r})"
+
+
+class Scenario:
+    """Draws hostile messages for one era (``handshake``: after initialize, probed with
+    ``ping``; ``stateless``: ``_meta`` on every request, probed with ``tools/list``)."""
+
+    def __init__(
+        self, seed: int, era: str, *, max_text: int = 150_000, unknown_method: int = METHOD_NOT_FOUND
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.era = era
+        self.max_text = max_text
+        self.unknown_method = frozenset({METHOD_NOT_FOUND, unknown_method})
+        self.probe_method = "ping" if era == "handshake" else "tools/list"
+        self.next_id = 1000
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def params(self, **meta: Any) -> dict[str, Any]:
+        base = modern_meta() if self.era == "stateless" else {}
+        return {"_meta": {**base, **meta}}
+
+    def request(self, request_id: Any, method: str | None = None, **meta: Any) -> dict[str, Any]:
+        return rpc(request_id, method or self.probe_method, self.params(**meta))
+
+    def text(self, size: int) -> str:
+        return "".join(self.rng.choice(TEXT_POOL) for _ in range(size))
+
+    def draw(self) -> Hostile:
+        kind = self.rng.choice(
+            ["non_finite", "huge_method", "huge_id", "huge_both", "big_int_id", "deep",
+             "invalid_utf8", "garbage", "truncated"]
+        )
+        return getattr(self, kind)()
+
+    def encode(self, message: Any) -> bytes:
+        return json.dumps(message, ensure_ascii=self.rng.random() < 0.5).encode()
+
+    def non_finite(self) -> Hostile:
+        values = [self.rng.uniform(-1e9, 1e9) for _ in range(self.rng.randint(1, 5))]
+        spot = self.rng.randrange(len(values))
+        head = self.encode(self.request(self.new_id(), v="__spot__"))
+        numbers = ", ".join(
+            self.rng.choice(NON_FINITE) if i == spot else repr(v) for i, v in enumerate(values)
+        )
+        return Hostile("non_finite", head.replace(b'"__spot__"', f"[{numbers}]".encode()),
+                       frozenset({PARSE_ERROR}), None)
+
+    def huge_method(self) -> Hostile:
+        request_id = self.new_id()
+        method = self.text(self.rng.randint(1_000, self.max_text))
+        return Hostile("huge_method", self.encode(self.request(request_id, method)),
+                       self.unknown_method, request_id)
+
+    def huge_id(self) -> Hostile:
+        request_id = self.text(self.rng.randint(1_000, self.max_text))
+        return Hostile("huge_id", self.encode(self.request(request_id)), frozenset(), request_id)
+
+    def huge_both(self) -> Hostile:
+        request_id = self.text(self.rng.randint(1_000, self.max_text // 2))
+        method = self.text(self.rng.randint(1_000, self.max_text // 2))
+        return Hostile("huge_both", self.encode(self.request(request_id, method)),
+                       self.unknown_method, request_id)
+
+    def big_int_id(self) -> Hostile:
+        digits = self.rng.choice([self.rng.randint(19, 4000), self.rng.randint(4400, 20_000)])
+        text = str(self.rng.randint(1, 9)) + "".join(self.rng.choice("0123456789") for _ in range(digits - 1))
+        data = self.encode(self.request("__id__")).replace(b'"__id__"', text.encode())
+        if digits > 4300:  # beyond what the parser takes: not JSON it can read
+            return Hostile("big_int_id", data, frozenset({PARSE_ERROR}), None)
+        return Hostile("big_int_id", data, frozenset(), int(text))
+
+    def deep(self) -> Hostile:
+        depth = self.rng.choice([self.rng.randint(1, PARSE_DEPTH_OK - 5), self.rng.randint(PARSE_DEPTH_BAD, 20_000)])
+        request_id = self.new_id()
+        opener, closer = self.rng.choice([("[", "]"), ('{"a":', "}")])
+        nested = opener * depth + "1" + closer * depth
+        data = self.encode(self.request(request_id, deep="__deep__")).replace(b'"__deep__"', nested.encode())
+        if depth + 4 > PARSE_DEPTH_BAD:
+            return Hostile("deep", data, frozenset({PARSE_ERROR}), None)
+        return Hostile("deep", data, frozenset(), request_id)
+
+    def invalid_utf8(self) -> Hostile:
+        data = self.encode(self.request(self.new_id(), note="__bad__"))
+        junk = b"".join(self.rng.choice(INVALID_UTF8) for _ in range(self.rng.randint(1, 4)))
+        return Hostile("invalid_utf8", data.replace(b"__bad__", b"ok" + junk), frozenset({PARSE_ERROR}), None)
+
+    def garbage(self) -> Hostile:
+        size = self.rng.randint(1, 5_000)
+        body = bytes(self.rng.choice([b for b in range(256) if b not in b"\n\r"]) for _ in range(size))
+        # never blank, never the start of a JSON value that could be valid
+        return Hostile("garbage", b"\x01" + body, frozenset({PARSE_ERROR}), None)
+
+    def truncated(self) -> Hostile:
+        data = self.encode(self.request(self.new_id(), note=self.text(self.rng.randint(0, 200))))
+        return Hostile("truncated", data[: self.rng.randint(1, len(data) - 1)], frozenset({PARSE_ERROR}), None)
+
+
+def check_reply(hostile: Hostile, reply: Any, raw_size: int) -> None:
+    """The reply to ``hostile`` is the right outcome, and small."""
+    assert isinstance(reply, dict) and reply.get("jsonrpc") == "2.0", (hostile, reply)
+    if hostile.request_id is None:
+        assert "id" not in reply, (hostile, reply)
+    else:
+        assert reply.get("id") == hostile.request_id, (hostile, str(reply)[:300])
+    if hostile.codes:
+        assert "error" in reply and reply["error"]["code"] in hostile.codes, (hostile, str(reply)[:300])
+        assert set(reply["error"]) <= {"code", "message", "data"}, reply["error"]
+    else:
+        assert "result" in reply, (hostile, str(reply)[:300])
+    echoed = len(json.dumps(hostile.request_id, ensure_ascii=False).encode()) if hostile.request_id is not None else 0
+    assert raw_size <= echoed + REPLY_BOUND, (hostile, raw_size, echoed)
+
+
+async def run_scenario(
+    scenario: Scenario, exchange: Callable[[bytes], Awaitable[tuple[Any, int]]], rounds: int
+) -> list[str]:
+    """Send ``rounds`` hostile messages through ``exchange`` (bytes in; the parsed reply and
+    its size in bytes out), each followed by a probe that must be answered."""
+    kinds = []
+    for _ in range(rounds):
+        hostile = scenario.draw()
+        kinds.append(hostile.kind)
+        reply, size = await asyncio.wait_for(exchange(hostile.data), 15)
+        check_reply(hostile, reply, size)
+        probe_id = scenario.new_id()
+        reply, _ = await asyncio.wait_for(exchange(json.dumps(scenario.request(probe_id)).encode()), 15)
+        assert reply.get("id") == probe_id and "result" in reply, (hostile, reply)
+    return kinds
+
+
+SEEDS = [1, 2, 3]
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_hostile_input_to_the_engine(seed: int, era: str) -> None:
+    async with served(Echoing()) as pipe:
+        if era == "handshake":
+            await handshake(pipe)
+
+        async def exchange(data: bytes) -> tuple[Any, int]:
+            pipe.put(data)
+            raw_reply = await pipe.raw(timeout=10)
+            return json.loads(raw_reply), len(raw_reply)
+
+        kinds = await run_scenario(Scenario(seed, era), exchange, rounds=40)
+    assert len(set(kinds)) >= 6, kinds  # the draw covers most kinds
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_hostile_input_over_stdio(era: str) -> None:
+    async with stdio_server() as server:
+        scenario = Scenario(4, era)
+        if era == "handshake":
+            await server.initialize()
+
+        async def exchange(data: bytes) -> tuple[Any, int]:
+            assert b"\n" not in data
+            await server.write(data)
+            line = await asyncio.wait_for(server.stdout.readline(), 10)
+            assert line.endswith(b"\n"), f"the server stopped: {line[:200]!r}"
+            return json.loads(line), len(line) - 1
+
+        await run_scenario(scenario, exchange, rounds=30)
+        assert server.process.returncode is None
+
+
+async def read_reply(response: Any) -> tuple[Any, int]:
+    """The one JSON-RPC message of an HTTP reply, JSON or an SSE stream."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        event = await response.event(timeout=10)
+        response.close()
+        assert event is not None
+        data = event["data"]
+        return data, len(json.dumps(data, ensure_ascii=False).encode())
+    body = await response.body()
+    response.close()
+    return json.loads(body), len(body)
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_hostile_input_over_streamable_http(era: str) -> None:
+    with ServerThread(make_app()) as server:
+        # stateless: a method name too long for its Mcp-Method header is a header mismatch
+        scenario = Scenario(5, era, unknown_method=HEADER_MISMATCH)
+        headers = post_headers()
+        if era == "handshake":
+            opened = await raw(server.port, "POST", headers, json.dumps(rpc(0, "initialize", init_params())).encode())
+            await opened.body()
+            opened.close()
+            headers = post_headers(**{
+                "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE
+            })
+
+        async def exchange(data: bytes) -> tuple[Any, int]:
+            sent = headers
+            if era == "stateless":
+                method = "tools/list"
+                with contextlib.suppress(ValueError, RecursionError, AttributeError):
+                    named = json.loads(data).get("method")
+                    if isinstance(named, str) and named.isascii() and named.isprintable() and len(named) < 4000:
+                        method = named
+                sent = {**headers, "MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+            response = await raw(server.port, "POST", sent, data)
+            assert response.status in (200, 400, 404), response.status
+            return await read_reply(response)
+
+        await run_scenario(scenario, exchange, rounds=25)
+
+
+async def test_hostile_input_over_http_sse() -> None:
+    async with serving(make_app(legacy_sse=True)) as server:
+        stream, uri = await initialized(server.port)
+        scenario = Scenario(6, "handshake", max_text=60_000)
+
+        async def exchange(data: bytes) -> tuple[Any, int]:
+            status, content = await post(server.port, uri, data)
+            if status == 400:
+                return json.loads(content), len(content)
+            assert (status, content) == (202, b"")
+            reply = await asyncio.wait_for(message(stream), 10)
+            return reply, len(json.dumps(reply, ensure_ascii=False).encode())
+
+        await run_scenario(scenario, exchange, rounds=25)
+        stream.close()
