@@ -39,6 +39,7 @@ from test_stdio import PROBE
 
 import mcp_generated.v2024_11_05
 import mcp_generated.v2025_11_25
+import mcp_generated.v2026_07_28
 from mcp_codegen.runtime import jsonrpc
 from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.http_client import NotAnMcpReply
@@ -869,3 +870,19 @@ async def test_hostile_input_over_http_sse() -> None:
 
         await run_scenario(scenario, exchange, rounds=25)
         stream.close()
+
+
+async def test_the_client_logs_a_bounded_part_of_what_a_server_lists(caplog: pytest.LogCaptureFixture) -> None:
+    """A tool whose name and x-mcp-header are 100 KB each is dropped with a short warning."""
+    from mcp_generated.v2026_07_28.server import ServerHandlers as ModernHandlers
+
+    class Listing(ModernHandlers):
+        async def list_tools(self, params: Any, ctx: Any) -> Any:
+            schema = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "a b" + HUGE}}}
+            return {"tools": [{"name": HUGE, "inputSchema": schema}]}
+
+    with ServerThread(make_app_for(Listing())) as server, caplog.at_level(logging.INFO, logger="mcp_codegen.runtime"):
+        async with connect_http(server.url, protocol=mcp_generated.v2026_07_28) as client:
+            assert (await client.list_tools()).tools == []
+    [warning] = [r for r in caplog.records if "is not used" in r.getMessage()]
+    assert len(warning.getMessage()) < 1000, warning.getMessage()[:300]

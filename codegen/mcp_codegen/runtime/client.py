@@ -310,7 +310,7 @@ class ClientSession(Session):
             except AuthRequired:
                 raise
             except (RpcError, HttpError, VersionError) as error:
-                logger.info("%s: initialize failed (%s); probing again", origin, error)
+                logger.info("%s: initialize failed (%s); probing again", origin, clip(str(error)))
                 ERA_MEMORY.learn(origin, None)
         if stateless:
             try:
@@ -705,7 +705,7 @@ class ClientSession(Session):
     def _listen_ended(self, task: asyncio.Task[Any]) -> None:
         self._listeners.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            logger.info("the background subscriptions/listen ended: %r", task.exception())
+            logger.info("the background subscriptions/listen ended: %s", quoted(task.exception()))
 
     async def on_notification(self, method: str, params: Any) -> None:
         """Route listen-stream notifications (tagged with their subscription id) to their
@@ -910,7 +910,9 @@ class HttpClientSession(ClientSession):
             except RpcError as error:
                 if error.code != HEADER_MISMATCH or attempt == 2 or spec.method == DISCOVER:
                     raise
-                logger.info("%s: header mismatch (%s); refreshing tools/list", spec.method, error.message)
+                logger.info(
+                    "%s: header mismatch (%s); refreshing tools/list", spec.method, clip(error.message)
+                )
             finally:
                 REQUEST_HEADERS.reset(token)
             request_id = None  # the retry is a new request
@@ -946,7 +948,9 @@ class HttpClientSession(ClientSession):
             try:
                 found = param_headers(tool.get("inputSchema") if isinstance(tool, dict) else None)
             except InvalidHeaderAnnotation as error:
-                logger.warning("tool %r is not used: invalid x-mcp-header (%s)", name, error)
+                logger.warning(
+                    "tool %s is not used: invalid x-mcp-header (%s)", quoted(name), clip(str(error))
+                )
                 self.param_headers.pop(name, None)
                 continue
             if found:
