@@ -315,6 +315,19 @@ async def test_url_mode_in_the_stateless_era() -> None:
     assert result.content[0].text == "accept"
     assert [p.url for p in handlers.urls] == [LINK]
 
+    class ModernForm(ModernClient):
+        async def elicit(self, params: Any, ctx: Any) -> Any:
+            return modern.ElicitResult(action="decline")
+
+    async with connect_memory(
+        AskUrl(), protocol=mcp_generated.v2026_07_28, client_handlers=ModernForm()
+    ) as client:
+        assert client.session.own_capabilities["elicitation"] == {}
+        with pytest.raises(RpcError) as raised:  # never asked: -32021 names what is missing
+            await client.call_tool(name="url")
+    assert raised.value.code == -32021
+    assert raised.value.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+
 
 # == client-side tasks ==========================================================================
 

@@ -26,7 +26,6 @@ from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
-    CapabilityError,
     Engine,
     RequestId,
     ECHO_LIMIT,
@@ -35,6 +34,7 @@ from .jsonrpc import (
     handler_failed,
     is_request_id,
 )
+from .jsonrpc import CapabilityError as CapabilityError  # defined with the engine, which logs it
 from .sieve import SieveError, sieve
 from .spec import Direction, Gate, NotificationSpec, RequestSpec, Variant
 from .stubs import Handlers, MethodNotFound, RequestContext
@@ -43,9 +43,6 @@ logger = logging.getLogger("mcp_codegen.runtime")
 
 DEFAULT_REQUEST_TIMEOUT = 300.0
 TASK_STATUS = "notifications/tasks/status"
-
-
-__all__ = ["CapabilityError"]  # defined with the engine (it logs it); imported from here too
 
 
 class VersionError(RuntimeError):
