@@ -177,7 +177,7 @@ async def declared(handlers: Any, protocol: Any = mcp_generated.v2025_11_25, **o
     async with connected(handlers, protocol=protocol, **options) as (client, server):
         if protocol is mcp_generated.v2026_07_28:
             return client.session.own_capabilities  # type: ignore[no-any-return]
-        await client.call_tool(name="form")
+        await asyncio.wait_for(client.call_tool(name="form"), 10)
         return server.peer_capabilities
 
 
@@ -311,7 +311,7 @@ async def test_url_mode_in_the_stateless_era() -> None:
     async with connect_memory(
         AskUrl(), protocol=mcp_generated.v2026_07_28, client_handlers=handlers
     ) as client:
-        result = await client.call_tool(name="url")
+        result = await asyncio.wait_for(client.call_tool(name="url"), 10)
     assert result.content[0].text == "accept"
     assert [p.url for p in handlers.urls] == [LINK]
 
@@ -324,7 +324,7 @@ async def test_url_mode_in_the_stateless_era() -> None:
     ) as client:
         assert client.session.own_capabilities["elicitation"] == {}
         with pytest.raises(RpcError) as raised:  # never asked: -32021 names what is missing
-            await client.call_tool(name="url")
+            await asyncio.wait_for(client.call_tool(name="url"), 10)
     assert raised.value.code == -32021
     assert raised.value.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}
 
@@ -383,7 +383,7 @@ async def test_the_client_task_store_ends_with_the_connection() -> None:
     async with connected(handlers, tasks=True) as (client, _):
         store = client.session.task_store
         assert isinstance(store, TaskStore)
-        created = await client.session.on_request("sampling/createMessage", sampling, 99)
+        created = await asyncio.wait_for(client.session.on_request("sampling/createMessage", sampling, 99), 10)
         assert created["task"]["status"] == "working"
         [record] = store.records.values()
         await asyncio.sleep(0.02)  # the handler starts, and waits
@@ -453,7 +453,7 @@ async def test_the_server_task_store_ends_with_the_connection_too() -> None:
     async with connect_memory(
         Waits(), protocol=mcp_generated.v2025_11_25, server_options={"tasks": True}
     ) as client:
-        created = await client.call_tool(name="wait", task=models.TaskMetadata())
+        created = await asyncio.wait_for(client.call_tool(name="wait", task=models.TaskMetadata()), 10)
         assert created.task.status == "working"
         await asyncio.sleep(0.02)
     await asyncio.sleep(0.02)

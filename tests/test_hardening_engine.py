@@ -215,10 +215,13 @@ async def test_stdio_answers_non_finite_numbers_with_a_parse_error_in_both_eras(
 
 
 async def post_raw(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
-    reply = await raw(port, "POST", headers, body)
-    content = await reply.body()
-    reply.close()
-    return reply.status, json.loads(content) if content else None
+    async def exchange() -> tuple[int, Any]:
+        reply = await raw(port, "POST", headers, body)
+        content = await reply.body()
+        reply.close()
+        return reply.status, json.loads(content) if content else None
+
+    return await asyncio.wait_for(exchange(), 10)
 
 
 def post_headers(**extra: str) -> dict[str, str]:
@@ -239,10 +242,11 @@ async def test_streamable_http_answers_non_finite_numbers_with_400_and_a_parse_e
         assert status == 400
         assert_parse_error(reply)
         # handshake era, in a session
-        opened = await raw(
-            server.port, "POST", post_headers(), json.dumps(rpc(0, "initialize", init_params())).encode()
+        opened = await asyncio.wait_for(
+            raw(server.port, "POST", post_headers(), json.dumps(rpc(0, "initialize", init_params())).encode()),
+            10,
         )
-        await opened.body()
+        await asyncio.wait_for(opened.body(), 10)
         opened.close()
         session_id = opened.headers["mcp-session-id"]
         headers = post_headers(**{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": HANDSHAKE})
@@ -256,12 +260,12 @@ async def test_streamable_http_answers_non_finite_numbers_with_400_and_a_parse_e
 @pytest.mark.parametrize("literal", NON_FINITE)
 async def test_http_sse_answers_non_finite_numbers_with_400_and_a_parse_error(literal: str) -> None:
     async with serving(make_app(legacy_sse=True)) as server:
-        stream, uri = await initialized(server.port)
-        status, content = await post(server.port, uri, non_finite_request(literal))
+        stream, uri = await asyncio.wait_for(initialized(server.port), 10)
+        status, content = await asyncio.wait_for(post(server.port, uri, non_finite_request(literal)), 10)
         assert status == 400
         assert_parse_error(json.loads(content))
-        assert await post(server.port, uri, rpc(5, "ping")) == (202, b"")
-        assert await message(stream) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+        assert await asyncio.wait_for(post(server.port, uri, rpc(5, "ping")), 10) == (202, b"")
+        assert await asyncio.wait_for(message(stream), 10) == {"jsonrpc": "2.0", "id": 5, "result": {}}
         stream.close()
 
 
@@ -328,6 +332,7 @@ async def test_the_http_client_refuses_a_reply_with_non_finite_numbers(literal: 
             expected = NotAnMcpReply if reply == "json" else asyncio.TimeoutError
             with pytest.raises(expected):
                 await client.call_tool(name="marked", meta=meta)
+            client.session.request_timeout = 30  # the limit was for the lost response only
             assert (await client.list_tools()).tools[0].name == "marked"  # still usable
 
 
@@ -341,6 +346,7 @@ async def test_the_http_sse_client_refuses_a_message_with_non_finite_numbers(lit
     ) as client:
         with pytest.raises(asyncio.TimeoutError):
             await client.call_tool(name="marked")
+        client.session.request_timeout = 30  # the limit was for the lost response only
         assert (await client.list_tools()).tools[0].name == "marked"
 
 
@@ -832,8 +838,10 @@ async def test_hostile_input_over_streamable_http(era: str) -> None:
         scenario = Scenario(5, era, unknown_method=HEADER_MISMATCH)
         headers = post_headers()
         if era == "handshake":
-            opened = await raw(server.port, "POST", headers, json.dumps(rpc(0, "initialize", init_params())).encode())
-            await opened.body()
+            opened = await asyncio.wait_for(
+                raw(server.port, "POST", headers, json.dumps(rpc(0, "initialize", init_params())).encode()), 10
+            )
+            await asyncio.wait_for(opened.body(), 10)
             opened.close()
             headers = post_headers(**{
                 "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE
@@ -857,7 +865,7 @@ async def test_hostile_input_over_streamable_http(era: str) -> None:
 
 async def test_hostile_input_over_http_sse() -> None:
     async with serving(make_app(legacy_sse=True)) as server:
-        stream, uri = await initialized(server.port)
+        stream, uri = await asyncio.wait_for(initialized(server.port), 10)
         scenario = Scenario(6, "handshake", max_text=60_000)
 
         async def exchange(data: bytes) -> tuple[Any, int]:
@@ -882,7 +890,7 @@ async def test_the_client_logs_a_bounded_part_of_what_a_server_lists(caplog: pyt
             return {"tools": [{"name": HUGE, "inputSchema": schema}]}
 
     with ServerThread(make_app_for(Listing())) as server, caplog.at_level(logging.INFO, logger="mcp_codegen.runtime"):
-        async with connect_http(server.url, protocol=mcp_generated.v2026_07_28) as client:
+        async with connect_http(server.url, protocol=mcp_generated.v2026_07_28, request_timeout=10) as client:
             assert (await client.list_tools()).tools == []
     [warning] = [r for r in caplog.records if "is not used" in r.getMessage()]
     assert len(warning.getMessage()) < 1000, warning.getMessage()[:300]
