@@ -894,3 +894,45 @@ async def test_the_client_logs_a_bounded_part_of_what_a_server_lists(caplog: pyt
             assert (await client.list_tools()).tools == []
     [warning] = [r for r in caplog.records if "is not used" in r.getMessage()]
     assert len(warning.getMessage()) < 1000, warning.getMessage()[:300]
+
+
+async def test_an_initialize_with_a_huge_non_string_version_is_not_echoed() -> None:
+    async with served(Echoing()) as pipe:
+        params = {**init_params(), "protocolVersion": [HUGE, {"x": HUGE}]}
+        pipe.request(1, "initialize", params)
+        raw_reply = await pipe.raw()
+        error = json.loads(raw_reply)["error"]
+        assert error["code"] == INVALID_PARAMS and "protocolVersion" in error["message"]
+        assert error["data"]["supported"][0] == HANDSHAKE
+        assert len(raw_reply) < REPLY_BOUND
+        await handshake(pipe)  # and the session can still start
+
+
+async def test_a_notification_handler_using_an_undeclared_capability_logs_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    done = asyncio.Event()
+
+    class Hearing(Echoing):
+        async def on_roots_list_changed(self, params: Any, ctx: RequestContext[ClientPeer]) -> None:
+            try:
+                message = models.SamplingMessage(role="user", content=models.TextContent(type="text", text="?"))
+                await ctx.peer.create_message(messages=[message], max_tokens=5)
+            finally:
+                done.set()
+
+    from mcp_generated.v2025_11_25.client import ClientHandlers
+
+    class Rooted(ClientHandlers):
+        async def list_roots(self, params: Any, ctx: Any) -> models.ListRootsResult:
+            return models.ListRootsResult(roots=[])
+
+    with caplog.at_level(logging.DEBUG, logger="mcp_codegen.runtime"):
+        async with connect_memory(
+            Hearing(), protocol=mcp_generated.v2025_11_25, client_handlers=Rooted(), list_changed=["roots"]
+        ) as client:
+            await client.send_roots_list_changed()
+            await asyncio.wait_for(done.wait(), 5)
+            await asyncio.sleep(0.01)
+    [line] = capability_records(caplog)
+    assert line.exc_info is None and "notifications/roots/list_changed" in line.getMessage()
