@@ -29,12 +29,13 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_port
+from conftest import read_port, stop_process
 from test_http_server import ServerThread, Tools, make_app
 
 import mcp_generated.v2024_11_05
@@ -156,6 +157,7 @@ class DroppingProxy:
         self.idle_close = idle_close
         self.cuts = 0
         self.connections = 0
+        self.server: ServerThread | None = None  # the server behind it, when known
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._hang_ups: set[Callable[[], None]] = set()
@@ -254,6 +256,7 @@ class DroppingProxy:
 async def proxied(tools: Tools, **options: Any) -> AsyncIterator[DroppingProxy]:
     with ServerThread(make_app(tools)) as server:
         async with DroppingProxy(server.port, **options) as proxy:
+            proxy.server = server
             yield proxy
 
 
@@ -294,36 +297,51 @@ async def test_a_post_cut_after_the_server_got_it_fails_and_is_never_sent_again(
 
 
 async def test_resuming_a_cut_sse_reply_is_not_a_re_send() -> None:
-    """A 2025-11-25 SSE reply cut after its first (id-bearing) event is resumed with GET +
-    ``Last-Event-ID``: the call succeeds and the tool ran once."""
+    """Guard: a 2025-11-25 SSE reply cut after its first (id-bearing) events is resumed
+    with GET + ``Last-Event-ID``: the call succeeds and the tool ran once."""
     tools = Tools()
-    first_event = b"event: message\nid: "
     async with proxied(tools, marker=MARKER, after=lambda: 4096) as proxy, connect_http(
         proxy.url, protocol=HANDSHAKE, request_timeout=10
     ) as client:
-        # the cut comes after the priming event: ask for enough progress to pass it
-        arguments = marked({"steps": 40, "pause": 0.001})
+        arguments = marked({"steps": 40, "pause": 0.001})  # well over 4096 bytes of progress
         result = await asyncio.wait_for(
             client.call_tool(name="progress", arguments=arguments, meta={"progressToken": "p"}), 10
         )
         assert texts(result) == ["progressed"]
-        assert proxy.cuts == 1 and first_event
+        assert proxy.cuts == 1
+        assert proxy.server is not None
+        resumed = [e for e in proxy.server.requests("GET") if "last-event-id" in e["headers"]]
+        assert len(resumed) == 1
         assert tools.calls == ["progress"]
 
 
-async def test_a_keep_alive_connection_the_server_closed_while_idle_is_not_used() -> None:
-    """Guard: with re-sending gone, a pooled connection the server (here: a proxy's idle
-    timeout) has closed must not be used for the next POST."""
+async def test_a_keep_alive_connection_the_server_closed_is_not_used() -> None:
+    """With re-sending gone, a pooled connection the server closed (its keep-alive timeout)
+    must not carry the next POST, even when the event loop has not processed the close yet
+    (the loop is blocked here while the server closes it): the POST would be lost."""
+    tools = Tools()
+    with ServerThread(make_app(tools)) as server:
+        server.server.config.timeout_keep_alive = 0.2  # read by each new connection
+        async with connect_http(server.url, protocol=STATELESS, request_timeout=10) as client:
+            for round_ in range(3):
+                result = await client.call_tool(name="echo", arguments={"n": round_})
+                assert texts(result) == [f'{{"n": {round_}}}']
+                time.sleep(0.8)  # blocks the loop: the server closes the idle connection
+        assert tools.calls == ["echo"] * 3
+
+
+async def test_a_keep_alive_connection_a_proxy_closed_while_idle_is_not_used() -> None:
+    """Guard: the same when the loop has seen the close (a proxy's idle timeout)."""
     tools = Tools()
     async with proxied(tools, idle_close=0.2) as proxy, connect_http(
         proxy.url, protocol=STATELESS, request_timeout=10
     ) as client:
         for round_ in range(3):
-            assert texts(await client.call_tool(name="echo", arguments={"n": round_})) == [
-                f'{{"n": {round_}}}'
-            ]
+            result = await client.call_tool(name="echo", arguments={"n": round_})
+            assert texts(result) == [f'{{"n": {round_}}}']
             await asyncio.sleep(0.6)
         assert tools.calls == ["echo"] * 3
+        assert proxy.connections >= 3
 
 
 @pytest.mark.parametrize("package", [HANDSHAKE, STATELESS], ids=lambda p: p.PROTOCOL_VERSION)
@@ -515,3 +533,32 @@ async def test_progress_is_handled_before_the_result_over_http_sse() -> None:
         async with connect_sse(url, protocol=package, handlers=handlers) as client:
             await progress_in_order(client, handlers)
             await progress_in_order(client, handlers, runs=3, concurrent=10)
+
+
+
+SDK_PEER = Path(__file__).resolve().parent / "peers" / "sdk_http_server.py"
+
+
+async def test_progress_is_handled_before_the_result_from_the_official_sdk_server() -> None:
+    """The official SDK's server (its ``progress`` tool reports 1, 2, 3 of 3) over Streamable
+    HTTP with SSE replies. (In its JSON-reply mode it drops a request's notifications, so
+    there is no order to check there; none of ours can arrive before a JSON reply either.)"""
+    handlers = handlers_for(HANDSHAKE)
+    process = subprocess.Popen(
+        [sys.executable, str(SDK_PEER)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        url = f"http://127.0.0.1:{read_port(process)}/mcp"
+        async with connect_http(url, protocol=HANDSHAKE, handlers=handlers) as client:
+            for run in range(RUNS):
+                token = f"sdk{run}"
+                result = await asyncio.wait_for(
+                    client.call_tool(name="progress", meta={"progressToken": token}), 10
+                )
+                seen = handlers.steps(token)
+                assert texts(result) == ["progressed"]
+                assert seen == [1, 2, 3], f"call {token}: the caller returned having seen {seen}"
+    finally:
+        stop_process(process)
+        assert process.stdout is not None
+        process.stdout.close()

@@ -280,6 +280,15 @@ class Response:
             yield chunk
 
 
+def _has_input(fileno: int) -> bool:
+    """Whether a socket has something to read (or its peer closed it), without waiting."""
+    if fileno < 1024 or not hasattr(select, "poll"):  # select's range (FD_SETSIZE)
+        return bool(select.select([fileno], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(fileno, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -294,10 +303,9 @@ class _Connection:
         if self.reader.at_eof() or self.writer.is_closing() or self.fileno < 0:
             return False
         try:
-            readable, _, _ = select.select([self.fileno], [], [], 0)
-        except (OSError, ValueError):  # closed meanwhile, or beyond select's range
-            return not self.reader.at_eof()
-        return not readable
+            return not _has_input(self.fileno)
+        except OSError:  # closed meanwhile
+            return False
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
