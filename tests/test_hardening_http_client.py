@@ -254,7 +254,7 @@ class DroppingProxy:
 
 @contextlib.asynccontextmanager
 async def proxied(tools: Tools, **options: Any) -> AsyncIterator[DroppingProxy]:
-    with ServerThread(make_app(tools)) as server:
+    with ServerThread(make_app(tools, retry_ms=50)) as server:  # resumptions wait 50 ms
         async with DroppingProxy(server.port, **options) as proxy:
             proxy.server = server
             yield proxy
@@ -469,6 +469,28 @@ async def test_http_sse_calls_in_flight_fail_at_once_when_the_server_is_killed()
                 assert isinstance(outcome, ConnectionClosed), repr(outcome)
                 assert url in str(outcome), str(outcome)
 
+
+
+@pytest.mark.parametrize("package", ERAS)
+async def test_stdio_calls_in_flight_fail_at_once_when_the_server_is_killed(package: Any) -> None:
+    """The same over stdio: the calls fail at once with a ConnectionClosed that names the
+    server's command (it said only "the peer closed the connection")."""
+    handlers = handlers_for(package)
+    command = [sys.executable, str(SERVER), "--stdio"]
+    with no_lost_task_exceptions():
+        async with connect_stdio(command, protocol=package, handlers=handlers) as client:
+            calls = [
+                asyncio.ensure_future(client.call_tool(name="hold", meta={"progressToken": n}))
+                for n in range(3)
+            ]
+            await eventually(lambda: handlers.tokens() == {0, 1, 2})
+            process = client.session.engine.transport.process
+            process.kill()
+            await process.wait()
+            died = asyncio.get_running_loop().time()
+            for outcome in await fail_in_time(calls, died):
+                assert isinstance(outcome, ConnectionClosed), repr(outcome)
+                assert str(SERVER) in str(outcome), str(outcome)
 
 # -- item 8: notifications before a response are handled before the caller has it ----------------
 

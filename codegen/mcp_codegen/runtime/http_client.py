@@ -673,9 +673,10 @@ class HttpClientTransport:
         """The reply stream of ``request_id`` ended before its response: resume it, in the
         caller's task, with GET + the ``Last-Event-ID`` of that same stream (2025-11-25 SSE
         polling: after waiting ``retry`` ms) until the response arrives, here or on another
-        stream. Each attempt first opens a connection, so a server that is gone fails the
-        request at once, however long ``retry`` is. Raises :class:`ResponseLost` when the
-        stream cannot be resumed: no event id, the server gone or refusing, too many tries.
+        stream. Each attempt opens its connection before the wait, so a server that is gone
+        fails the request at once, however long ``retry`` is (one that dies during the wait:
+        when it ends). Raises :class:`ResponseLost` when the stream cannot be resumed: no
+        event id, the server gone or refusing, too many attempts.
         """
         if last_id is None:
             raise self._lost(request_id, f"the reply stream {why}, with no event id to resume from")
