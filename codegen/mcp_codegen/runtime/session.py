@@ -30,6 +30,7 @@ from .jsonrpc import (
     RequestId,
     RpcError,
     is_request_id,
+    start_eagerly,
 )
 from .sieve import SieveError, sieve
 from .spec import Direction, Gate, NotificationSpec, RequestSpec
@@ -554,12 +555,18 @@ class Session:
             await builtin(typed, self.context(None, params))
         user = self._user_handler(name)
         if user is not None:
-            self.spawn(user(typed, self.context(None, params)))
+            self.spawn(user(typed, self.context(None, params)), eager=True)
 
-    def spawn(self, awaitable: Any) -> None:
-        """Run a user notification handler without blocking the reader."""
-        task = asyncio.ensure_future(awaitable)
-        self._background.add(task)
+    def spawn(self, awaitable: Any, *, eager: bool = False) -> None:
+        """Run a user notification handler without blocking the reader. ``eager``: in a
+        task started at once (:func:`~.jsonrpc.start_eagerly`), so the handler has run up to
+        its first suspension before a later message (the response to a request) is
+        handled, on every transport."""
+        if eager:
+            task = start_eagerly(awaitable, self._background.add)
+        else:
+            task = asyncio.ensure_future(awaitable)
+            self._background.add(task)
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
