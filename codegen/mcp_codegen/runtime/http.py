@@ -166,7 +166,9 @@ def close_sse_stream() -> bool:
 
 class SessionTransport:
     """Routes what the engine sends: to the POST stream of the request being served (a
-    context variable, inherited by its handler task), else to the session's GET stream.
+    context variable, inherited by its handler task) while that stream is open, else to
+    the session's GET stream. A stream of another session is never written to, whatever
+    context the sender runs in.
 
     Stream ids are ``<tag>p<n>`` (POST replies) and ``<tag>g`` (the GET stream), where the
     tag is random per session: event ids are unique over the session's streams, name their
@@ -215,7 +217,13 @@ class SessionTransport:
         return None
 
     async def send(self, data: bytes) -> None:
-        stream = _current_stream.get() or self.standalone
+        stream = _current_stream.get()
+        if stream is None or stream.closed or stream.session_id != self.session_id:
+            # Not sent by a request of this session that is still open (a task that outlived
+            # its request, or work another session's request started): the GET stream.
+            stream = self.standalone
+            if stream.closed:  # the session has ended
+                return
         pending = stream.append(data)
         if pending is not None:
             await pending
