@@ -17,12 +17,15 @@ from typing import Any
 
 import pytest
 from test_http_server import (  # the autouse fixture: hang up leftovers, re-raise app errors
+    PRM,
     Ctx,
     Exchange,
     Tools,
     _no_exchange_left_running,  # noqa: F401
     call,
+    error_of,
     exchange,
+    init_params,
     initialize,
     make_app,
     rpc,
@@ -31,7 +34,7 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 )
 
 from mcp_codegen.runtime import http as http_module
-from mcp_codegen.runtime.http import HttpApp, close_sse_stream
+from mcp_codegen.runtime.http import BearerAuth, HttpApp, close_sse_stream
 from mcp_codegen.runtime.stateless import ChangeFeed
 from mcp_generated.v2025_11_25 import models
 
@@ -124,6 +127,108 @@ async def open_get(app: Any, session: str, **options: Any) -> Exchange:
 
 def methods(reply: Exchange) -> list[str | None]:
     return [message.get("method") for message in reply.messages()]
+
+
+# == 3. session exhaustion =======================================================================
+
+
+async def test_a_client_initializing_in_a_loop_does_not_lock_out_a_new_client() -> None:
+    """Regression: 1,000 initializes without DELETE filled the session table, and every
+    new client got 503 for the idle timeout (30 minutes by default)."""
+    app = make_app()  # the default limits
+    hostile = FromAddress(app, "10.0.0.66")
+    for index in range(1000):
+        reply = await send(hostile, body=rpc(index, "initialize", init_params()))
+        assert reply.status == 200, (index, reply.body)
+    newcomer = await send(FromAddress(app, "10.0.0.7"), body=rpc(1, "initialize", init_params()))
+    assert newcomer.status == 200, newcomer.body
+    assert newcomer.header("mcp-session-id") in app.sessions
+    assert len(app.sessions) <= app.max_sessions_per_client + 1
+
+
+async def test_a_client_over_its_cap_loses_its_least_recently_used_idle_session() -> None:
+    app = make_app(max_sessions_per_client=3)
+    first, second, third = [await initialize(app) for _ in range(3)]
+    assert await ping(app, first) == 200  # the second is now the least recently used
+    fourth = await initialize(app)
+    assert set(app.sessions) == {first, third, fourth}
+    assert await ping(app, second) == 404  # its client re-initializes, as 404 tells it to
+    assert await ping(app, first) == 200
+
+
+async def test_a_client_whose_sessions_are_all_in_use_gets_429_and_others_are_unaffected() -> None:
+    app = make_app(max_sessions_per_client=2)
+    sessions = [await initialize(app) for _ in range(2)]
+    streams = [await open_get(app, session) for session in sessions]  # both in use
+    refused = await send(app, body=rpc(1, "initialize", init_params()))
+    assert refused.status == 429 and refused.header("mcp-session-id") is None
+    assert "DELETE" in error_of(refused)["message"]
+    assert set(app.sessions) == set(sessions)
+    other = await send(FromAddress(app, "10.0.0.8"), body=rpc(1, "initialize", init_params()))
+    assert other.status == 200
+    await streams[0].hang_up()  # one stream ends: its session is idle and may go
+    assert (await send(app, body=rpc(2, "initialize", init_params()))).status == 200
+    assert sessions[0] not in app.sessions and sessions[1] in app.sessions
+
+
+async def test_with_authentication_the_cap_is_per_principal_not_per_address() -> None:
+    async def verify(token: str) -> str | None:
+        return {"alice-token": "alice", "mallory-token": "mallory"}.get(token)
+
+    app = make_app(auth=BearerAuth(verify, PRM), max_sessions_per_client=2)
+    alice = {"authorization": "Bearer alice-token"}
+    mallory = {"authorization": "Bearer mallory-token"}
+    hers = [await initialize(app, headers=alice) for _ in range(2)]
+    for _ in range(20):  # the same address, another principal
+        await initialize(app, headers=mallory)
+    assert all(session in app.sessions for session in hers)
+    assert sum(1 for s in app.sessions.values() if s.principal == "mallory") == 2
+    assert await ping(app, hers[0], headers=alice) == 200
+
+
+async def test_a_full_server_evicts_the_least_recently_used_idle_session_of_anyone() -> None:
+    """Regression: the global cap answered 503 while idle sessions filled it."""
+    app = make_app(max_sessions=3, max_sessions_per_client=3)
+    owners = [FromAddress(app, f"10.0.1.{n}") for n in range(3)]
+    sessions = [await initialize(owner) for owner in owners]
+    assert await ping(owners[0], sessions[0]) == 200  # the second is now the LRU idle one
+    newcomer = await send(FromAddress(app, "10.0.1.9"), body=rpc(1, "initialize", init_params()))
+    assert newcomer.status == 200
+    assert set(app.sessions) == {sessions[0], sessions[2], newcomer.header("mcp-session-id")}
+
+
+async def test_a_full_server_whose_sessions_are_all_in_use_answers_503() -> None:
+    app = make_app(max_sessions=2)
+    owners = [FromAddress(app, f"10.0.2.{n}") for n in range(2)]
+    sessions = [await initialize(owner) for owner in owners]
+    for owner, session in zip(owners, sessions, strict=True):
+        await open_get(owner, session)
+    full = await send(FromAddress(app, "10.0.2.9"), body=rpc(1, "initialize", init_params()))
+    assert full.status == 503 and full.header("mcp-session-id") is None
+    assert set(app.sessions) == set(sessions)
+
+
+async def test_one_client_cannot_hold_every_legacy_sse_connection() -> None:
+    """Regression: a client opening HTTP+SSE streams in a loop took every connection the
+    server allows, and every other client got 503."""
+    app = make_app(legacy_sse=True, max_sessions=4, max_sessions_per_client=2)
+    hostile = FromAddress(app, "10.0.3.66")
+    for _ in range(2):
+        stream = exchange(hostile, "GET", path="/sse")
+        await stream.until(lambda e: e.status is not None)
+        assert stream.status == 200
+    refused = await send(hostile, "GET", path="/sse")
+    assert refused.status == 429 and "close one" in error_of(refused)["message"]
+    other = exchange(FromAddress(app, "10.0.3.7"), "GET", path="/sse")
+    await other.until(lambda e: e.status is not None)
+    assert other.status == 200
+
+
+async def test_session_limits_are_checked_when_the_app_is_built() -> None:
+    with pytest.raises(ValueError, match="max_sessions_per_client"):
+        make_app(max_sessions_per_client=0)
+    with pytest.raises(ValueError, match="max_sessions"):
+        make_app(max_sessions=0)
 
 
 # == 4. notifications reach each session on its own stream ========================================

@@ -252,6 +252,7 @@ class HttpSession:
     last_seen: float = field(default_factory=time.monotonic)
     get_connected: bool = False
     principal: Any = None  # who initialized it (with auth on): no one else may use it
+    owner: Any = None  # whose sessions it counts with against the per-client cap
     active: int = 0  # HTTP requests of this session being served right now
 
     def busy(self) -> bool:
@@ -261,6 +262,14 @@ class HttpSession:
 
 class HttpApp:
     """The ASGI application. Build it with :func:`http_app`.
+
+    Session limits: each client (the principal with ``auth``, else the client's address)
+    holds at most ``max_sessions_per_client`` sessions; a new one ends the client's least
+    recently used idle session, or is refused with 429 when all of them are in use. When
+    the server holds ``max_sessions``, a new session ends the least recently used idle
+    session of anyone, or is refused with 503 when every session is in use. A session is
+    idle when no request of it is in flight, no stream of it is open and no handler of it
+    runs; an idle session also ends after ``session_idle_timeout`` seconds.
 
     ``legacy_sse``: True (or :class:`~mcp_codegen.runtime.http_sse.SsePaths`) also serves
     the deprecated 2024-11-05 HTTP+SSE transport beside the MCP endpoint (GET ``/sse``,
@@ -276,6 +285,7 @@ class HttpApp:
         allowed_origins: Iterable[str] | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_sessions: int = 1000,
+        max_sessions_per_client: int = 100,
         session_idle_timeout: float = 1800.0,
         auth: BearerAuth | None = None,
         event_store: EventStore | None = None,
@@ -286,6 +296,9 @@ class HttpApp:
     ) -> None:
         if make_session is None and modern is None:
             raise ValueError("HttpApp needs handshake-era sessions, a stateless endpoint, or both")
+        for name, limit in (("max_sessions", max_sessions), ("max_sessions_per_client", max_sessions_per_client)):
+            if limit < 1:
+                raise ValueError(f"{name} must be at least 1 (got {limit})")
         self.make_session = make_session
         # 2026-07-28 requests (no session) go to ``modern``; the era routing needs to know
         # which version headers name a handshake-era revision.
@@ -302,6 +315,7 @@ class HttpApp:
         self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
         self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
@@ -349,7 +363,7 @@ class HttpApp:
             await respond(send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"POST")])
             return
         if method == "POST":
-            await self._post(headers, principal, receive, send)
+            await self._post(scope, headers, principal, receive, send)
         elif method == "GET":
             await self._get(headers, principal, receive, send)
         elif method == "DELETE":
@@ -484,7 +498,7 @@ class HttpApp:
     # -- POST -------------------------------------------------------------------------------
 
     async def _post(
-        self, headers: dict[str, str], principal: Any, receive: Receive, send: Send
+        self, scope: Scope, headers: dict[str, str], principal: Any, receive: Receive, send: Send
     ) -> None:
         if await refused_json_post(headers, send, self.max_body_bytes):
             return
@@ -514,7 +528,7 @@ class HttpApp:
             await self.modern.post(headers, message, principal, receive, send)
             return
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
-            await self._initialize(message, principal, send)
+            await self._initialize(message, principal, self.owner(scope, principal), send)
             return
         session = await self._open(headers, principal, send)
         if session is None:
@@ -535,12 +549,12 @@ class HttpApp:
                 else:
                     await respond(send, 202, b"", None)
 
-    async def _initialize(self, message: dict[str, Any], principal: Any, send: Send) -> None:
-        self._expire_idle()
-        if len(self.sessions) >= self.max_sessions:
-            await respond_error(
-                send, 503, RpcError(INVALID_REQUEST, "Service Unavailable: too many sessions")
-            )
+    async def _initialize(
+        self, message: dict[str, Any], principal: Any, owner: Any, send: Send
+    ) -> None:
+        refused = self._make_room(owner)
+        if refused is not None:
+            await respond_error(send, refused[0], RpcError(INVALID_REQUEST, refused[1]))
             return
         assert self.make_session is not None
         server = self.make_session()
@@ -554,6 +568,7 @@ class HttpApp:
         server.engine = engine
         session = HttpSession(session_id, server, engine, transport)
         session.principal = principal
+        session.owner = owner
         reply = await self._run(session, message, None, None)
         if server.package is None:  # initialize failed: no session is kept
             await _settle(self.event_store.forget(session_id))
@@ -714,9 +729,49 @@ class HttpApp:
         idle_since = time.monotonic() - session.last_seen
         return idle_since > self.session_idle_timeout and not session.busy()
 
-    def _expire_idle(self) -> None:
-        for session in [s for s in self.sessions.values() if self._expired(s)]:
-            self._end(session)
+    def owner(self, scope: Scope, principal: Any) -> Any:
+        """Whose sessions count together against ``max_sessions_per_client``: the principal
+        with authentication on, else the client's address (behind a reverse proxy, let the
+        ASGI server take it from the forwarding headers, e.g. uvicorn ``--proxy-headers``)."""
+        if self.auth is not None:
+            return principal
+        client = scope.get("client")
+        return client[0] if client else None
+
+    def _make_room(self, owner: Any) -> tuple[int, str] | None:
+        """Make room for a new session of ``owner``: end expired sessions, then, at a cap,
+        the least recently used idle session of ``owner`` (its own cap) or of anyone (the
+        server's). None when there is room; else the status and message of a refusal."""
+        own = []
+        for session in list(self.sessions.values()):
+            if self._expired(session):
+                self._end(session)
+            elif session.owner == owner:
+                own.append(session)
+        while len(own) >= self.max_sessions_per_client:
+            victim = _least_recently_used_idle(own)
+            if victim is None:
+                return 429, (
+                    f"Too Many Requests: this client already has {len(own)} sessions in use; "
+                    "end one it no longer needs with DELETE"
+                )
+            own.remove(victim)
+            self._evict(victim, "this client's session cap")
+        while len(self.sessions) >= self.max_sessions:
+            victim = _least_recently_used_idle(self.sessions.values())
+            if victim is None:
+                return 503, "Service Unavailable: too many sessions in use; try again later"
+            self._evict(victim, "the server's session cap")
+        return None
+
+    def _evict(self, session: HttpSession, cap: str) -> None:
+        logger.info("ended idle session %s... to make room under %s", session.id[:12], cap)
+        self._end(session)
+
+
+def _least_recently_used_idle(sessions: Iterable[HttpSession]) -> HttpSession | None:
+    idle = [session for session in sessions if not session.busy()]
+    return min(idle, key=lambda session: session.last_seen) if idle else None
 
 
 def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp:

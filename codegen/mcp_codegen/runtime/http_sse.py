@@ -66,10 +66,11 @@ class SseConnection:
     """One SSE stream: its server session and engine. It is the engine's transport:
     ``receive`` yields what the client POSTs, ``send`` queues what goes out on the stream."""
 
-    def __init__(self, key: str, server: ServerSession, principal: Any) -> None:
+    def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
         self.key = key
         self.server = server
         self.principal = principal  # who opened the stream: no one else may POST to it
+        self.owner = owner  # whose streams it counts with against the per-client cap
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.outbox: asyncio.Queue[bytes] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self.ended = asyncio.Event()
@@ -117,6 +118,10 @@ class SseEndpoint:
         self.make_session: Callable[[], ServerSession] = app.make_session
         self.max_body_bytes = app.max_body_bytes
         self.max_connections = app.max_sessions
+        # Every stream is a live connection, never idle: a client over its cap is refused
+        # (429) rather than cutting another of its streams, and it cannot fill the server.
+        self.max_connections_per_client = app.max_sessions_per_client
+        self.owner_of = app.owner
         self.connections: dict[str, SseConnection] = {}
         self._engines: set[asyncio.Future[None]] = set()
         probe = self.make_session()
@@ -171,13 +176,24 @@ class SseEndpoint:
                 send, 406, RpcError(INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             )
             return
+        owner = self.owner_of(scope, principal)
+        if sum(1 for c in self.connections.values() if c.owner == owner) >= self.max_connections_per_client:
+            await respond_error(
+                send,
+                429,
+                RpcError(
+                    INVALID_REQUEST,
+                    "Too Many Requests: this client has too many SSE connections open; close one",
+                ),
+            )
+            return
         if len(self.connections) >= self.max_connections:
             await respond_error(
                 send, 503, RpcError(INVALID_REQUEST, "Service Unavailable: too many SSE connections")
             )
             return
         key = secrets.token_hex(16)
-        connection = SseConnection(key, self._new_session(), principal)
+        connection = SseConnection(key, self._new_session(), principal, owner)
         self.connections[key] = connection
         running = asyncio.ensure_future(connection.engine.run())
         self._engines.add(running)
