@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -34,6 +32,7 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 )
 
 from mcp_codegen.runtime import http as http_module
+from mcp_codegen.runtime.events import MemoryEventStore
 from mcp_codegen.runtime.http import BearerAuth, HttpApp, close_sse_stream
 from mcp_codegen.runtime.stateless import ChangeFeed
 from mcp_generated.v2025_11_25 import models
@@ -89,7 +88,7 @@ class Hardened(Tools):
                 await ctx.report_progress(1, 1)
             if args.get("drop"):  # the server drops the connection before the response
                 close_sse_stream()
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(float(args.get("pause", 0.005)))
             return self.result("x" * int(args.get("size", BIG)))
         if params.name == "later":  # answers at once; a background task sends a change later
             async def afterwards() -> None:
@@ -337,5 +336,115 @@ async def test_change_listeners_run_in_an_empty_context() -> None:
     assert seen[0].get(http_module._current_stream) is None and len(seen[0]) == 0
 
 
-# silence "imported but unused" for helpers kept for the scenario tests below
-_ = (json, Awaitable, Callable)
+# == 7. bounded event retention ====================================================================
+
+
+async def retained(app: HttpApp, session: str) -> tuple[int, int]:
+    """(events, bytes) the app's event store still holds for ``session``'s streams, asked
+    through the store's public ``replay`` for every stream id the session used."""
+    transport = app.sessions[session].transport
+    stream_ids = [transport.standalone.id] + [
+        f"{transport.tag}p{n}" for n in range(1, transport._counter + 1)
+    ]
+    events = size = 0
+    for stream_id in stream_ids:
+        for _, data in await app.event_store.replay(session, stream_id, -1) or []:
+            events += 1
+            size += len(data)
+    return events, size
+
+
+async def test_plain_json_replies_are_not_kept_for_replay() -> None:
+    """Regression: every reply was appended to the session's event store: 1,200 calls with
+    64 KiB results kept about 77 MiB per session."""
+    app, _ = hardened_app()
+    session = await initialize(app)
+    for index in range(1200):
+        reply = await send(app, body=call(index, "big"), session=session)
+        assert reply.header("content-type") == "application/json"
+    assert await retained(app, session) == (0, 0)
+
+
+async def test_sse_replies_delivered_in_full_are_dropped_and_dropped_ones_stay_under_the_bound() -> None:
+    store = MemoryEventStore(max_bytes_per_session=1024 * 1024)
+    app, _ = hardened_app(event_store=store)
+    session = await initialize(app)
+    for index in range(200):  # delivered in full on a live connection: acknowledged
+        reply = await send(app, body=call(index, "big", {"progress": True}, token=index), session=session)
+        assert methods(reply) == ["notifications/progress", None]
+    assert await retained(app, session) == (0, 0)
+    dropped = 0
+    for index in range(200, 400):  # the server drops each connection before the response
+        reply = await send(
+            app, body=call(index, "big", {"progress": True, "drop": True}, token=index), session=session
+        )
+        # (On a busy machine the handler may answer before the drop takes effect.)
+        assert methods(reply) in (["notifications/progress"], ["notifications/progress", None])
+        dropped += methods(reply) == ["notifications/progress"]
+    assert dropped > 100
+    events, size = await retained(app, session)
+    assert 0 < size <= 1024 * 1024 and events > 0
+    assert (events, size) == store.retained(session)
+
+
+async def test_a_dropped_stream_still_resumes_in_full_and_is_dropped_once_delivered() -> None:
+    app, _ = hardened_app()
+    session = await initialize(app)
+    arguments = {"progress": True, "drop": True, "pause": 0.2}
+    reply = await send(app, body=call(1, "big", arguments, token="d"), session=session)
+    assert methods(reply) == ["notifications/progress"]
+    last = reply.events()[-1]["id"]
+    resumed = await send(app, "GET", session=session, headers={"last-event-id": last})
+    assert [m["id"] for m in resumed.messages()] == [1]
+    assert resumed.messages()[0]["result"]["content"][0]["text"] == "x" * BIG
+    assert await retained(app, session) == (0, 0)  # delivered: nothing left to replay
+    again = await send(app, "GET", session=session, headers={"last-event-id": last})
+    assert again.status == 404
+
+
+async def test_a_stream_whose_client_hung_up_is_kept_for_resumption() -> None:
+    app, tools = hardened_app()
+    session = await initialize(app)
+    held = exchange(app, body=call(1, "hold", token="h"), session=session)
+    await held.until(lambda e: len(e.events()) == 1)
+    await held.hang_up()  # the client's connection is gone mid-call
+    tools.gate.set()
+    await asyncio.sleep(0.05)
+    resumed = await send(app, "GET", session=session, headers={"last-event-id": held.events()[0]["id"]})
+    assert methods(resumed) == ["notifications/progress", None]
+    assert resumed.messages()[-1]["result"]["content"][0]["text"] == "held"
+
+
+async def test_the_get_streams_replay_window_is_bounded_in_bytes_without_a_reader() -> None:
+    app, _ = hardened_app(event_store=MemoryEventStore(max_bytes_per_session=512 * 1024))
+    session = await initialize(app)
+    engine = app.sessions[session].engine
+    for _ in range(300):  # about 19 MiB of notifications, and no GET stream to read them
+        await engine.notify("notifications/message", {"level": "info", "data": "y" * BIG})
+    window = app.sessions[session].transport.standalone.events
+    assert sum(len(data) for data in window) <= 2 * 1024 * 1024
+    assert (await retained(app, session))[1] <= 512 * 1024
+
+
+async def test_the_memory_store_bounds_each_session_in_events_and_bytes() -> None:
+    store = MemoryEventStore(max_events_per_session=4, max_bytes_per_session=100)
+
+    for index in range(1, 4):
+        store.append("s", "a", index, b"a" * 10)
+    for index in range(1, 4):
+        store.append("s", "b", index, b"b" * 10)
+    # Six events, four allowed: the oldest stream's oldest events went first.
+    assert await store.replay("s", "a", 0) == [(3, b"a" * 10)]
+    assert [i for i, _ in await store.replay("s", "b", 0) or []] == [1, 2, 3]
+    store.append("s", "c", 1, b"c" * 90)  # over 100 bytes: "a" goes, then "b"'s oldest
+    assert await store.replay("s", "a", 0) is None
+    assert [i for i, _ in await store.replay("s", "b", 0) or []] == [3]
+    store.append("t", "a", 1, b"t")  # another session has bounds of its own
+    store.forget("s", "b")
+    assert await store.replay("s", "b", 0) is None
+    assert await store.replay("s", "c", 0) == [(1, b"c" * 90)]
+    store.forget("s")
+    assert await store.replay("s", "c", 0) is None
+    assert await store.replay("t", "a", 0) == [(1, b"t")]
+    store.append("s", "big", 1, b"z" * 500)  # one event over the bound is not kept
+    assert await store.replay("s", "big", 0) is None

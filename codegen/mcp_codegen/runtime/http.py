@@ -56,7 +56,9 @@ logger = logging.getLogger("mcp_codegen.runtime")
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+#: An open stream's window of recent events (for live delivery and quick resumption).
 MAX_EVENTS_PER_STREAM = 10_000
+MAX_WINDOW_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -73,22 +75,34 @@ class BearerAuth:
 
 
 class Stream:
-    """One SSE stream of a session. Every event is delivered live and handed to the
-    session's :class:`EventStore`; the last ``MAX_EVENTS_PER_STREAM`` are also kept here
-    while the stream is open, so following it live never reads the store.
+    """One stream of a session: a request's reply or the GET stream. Every event is
+    delivered live; once the stream is SSE (``stored``: from the start for the GET stream,
+    from :meth:`store_events` on for a request's reply, which stays plain JSON if it can),
+    its events also go to the session's :class:`EventStore` for resumption. A window of
+    the latest events (at most ``MAX_EVENTS_PER_STREAM`` and ``MAX_WINDOW_BYTES``, the
+    newest always) is kept here while the stream is open, so following it live never reads
+    the store; a reader falling further behind skips what left the window.
 
     Events are numbered from 1; the event id on the wire is ``<stream id>.<index>``, and
     ``<stream id>.0`` (the priming event of 2025-11-25) means "before the first event".
     """
 
     def __init__(
-        self, stream_id: str, store: EventStore, session_id: str, *, polling: bool = False
+        self,
+        stream_id: str,
+        store: EventStore,
+        session_id: str,
+        *,
+        polling: bool = False,
+        stored: bool = False,
     ) -> None:
         self.id = stream_id
         self.store = store
         self.session_id = session_id
         self.polling = polling  # 2025-11-25+: the client resumes a dropped POST stream
+        self.stored = stored  # its events go to the store (it is, or will be, SSE)
         self.events: deque[bytes] = deque()
+        self.size = 0  # bytes in ``events``
         self.first = 1  # the index of events[0]: older events were dropped from the window
         self.closed = False
         self.drops = 0  # how many times the server dropped the connections following it
@@ -103,12 +117,30 @@ class Stream:
         """Add an event: live at once; what the store returns (an awaitable when it does
         I/O) is for the sender to await."""
         index = self.end
-        self.events.append(data)
-        if len(self.events) > MAX_EVENTS_PER_STREAM:
-            self.events.popleft()
+        events = self.events
+        events.append(data)
+        self.size += len(data)
+        while len(events) > 1 and (
+            len(events) > MAX_EVENTS_PER_STREAM or self.size > MAX_WINDOW_BYTES
+        ):
+            self.size -= len(events.popleft())
             self.first += 1
         self._changed.set()
-        return self.store.append(self.session_id, self.id, index, data)
+        if self.stored:
+            return self.store.append(self.session_id, self.id, index, data)
+        return None
+
+    async def store_events(self) -> None:
+        """The stream is SSE from now on (replayable): the store gets what the window holds
+        and every event after it."""
+        self.stored = True
+        pending = [
+            self.store.append(self.session_id, self.id, self.first + offset, data)
+            for offset, data in enumerate(self.events)
+        ]
+        for awaitable in pending:
+            if awaitable is not None:
+                await awaitable
 
     def close(self) -> None:
         self.closed = True
@@ -180,7 +212,7 @@ class SessionTransport:
         self.store: EventStore = store if store is not None else MemoryEventStore()
         self.tag = secrets.token_hex(4)
         self.polling = False  # set once the session has negotiated 2025-11-25 or later
-        self.standalone = Stream(self.tag + "g", self.store, session_id)
+        self.standalone = Stream(self.tag + "g", self.store, session_id, stored=True)
         self.streams: dict[str, Stream] = {self.standalone.id: self.standalone}  # open ones
         self._counter = 0
 
@@ -196,6 +228,11 @@ class SessionTransport:
         """The stream is complete: from now on it is resumed from the store only."""
         stream.close()
         self.streams.pop(stream.id, None)
+
+    async def delivered(self, stream_id: str) -> None:
+        """A complete stream was written in full to a live connection: nothing of it needs
+        replaying any more."""
+        await _settle(self.store.forget(self.session_id, stream_id))
 
     async def resume(self, last_event_id: str) -> tuple[Stream | None, AsyncIterator[tuple[str, bytes]]] | None:
         """What follows ``last_event_id`` on its own stream (the stream, if still open, and
@@ -643,11 +680,14 @@ class HttpApp:
                 return
         else:
             task.add_done_callback(lambda _: transport.close_stream(stream))
+        await stream.store_events()  # an SSE stream: replayable from now on
         # 2025-11-25: open with an id-bearing empty event, so even a connection lost before
         # the first message can be resumed (older clients choke on empty data: none for them).
         priming = _event(stream.event_id(0), b"", self.retry_ms) if stream.polling else b""
         events = stream.follow(1, drops=0)  # a drop asked for before this point counts too
-        await _stream_events(send, receive, events, priming, self.retry_ms)
+        written = await _stream_events(send, receive, events, priming, self.retry_ms)
+        if written is not None and stream.closed and stream.end > 1 and written == stream.event_id(stream.end - 1):
+            await transport.delivered(stream.id)
 
     async def _post_batch(
         self, session: HttpSession, batch: list[Any], receive: Receive, send: Send
@@ -698,7 +738,15 @@ class HttpApp:
             return
         with self._serving(session):
             if stream is not standalone:
-                await _stream_events(send, receive, events, b"", self.retry_ms)
+                assert last_event
+                written = await _stream_events(send, receive, events, b"", self.retry_ms)
+                # Delivered in full: the stream had ended (and everything the store kept of
+                # it went out), or it has ended since and its last event went out.
+                if written is not None and (
+                    stream is None
+                    or (stream.closed and (written or last_event) == stream.event_id(stream.end - 1))
+                ):
+                    await session.transport.delivered(last_event.rpartition(".")[0])
                 return
             session.get_connected = True
             try:
@@ -815,13 +863,17 @@ def _event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:
     return b"event: message\nid: " + event_id.encode() + b"\n" + retry + b"data: " + data + b"\n\n"
 
 
-async def _pump(send: Send, events: AsyncIterator[tuple[str, bytes]], retry_ms: int) -> None:
+async def _pump(send: Send, events: AsyncIterator[tuple[str, bytes]], retry_ms: int) -> str:
+    """Write ``events``; return the id of the last one written ("" for none)."""
+    written = ""
     async for event_id, data in events:
         if not event_id:  # the server drops this connection: say when to come back
             chunk = b"retry: %d\n\n" % retry_ms
         else:
             chunk = b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        written = event_id or written
+    return written
 
 
 _BACKGROUND: set[asyncio.Future[Any]] = set()
@@ -845,11 +897,13 @@ async def _stream_events(
     events: AsyncIterator[tuple[str, bytes]],
     priming: bytes,
     retry_ms: int,
-) -> None:
+) -> str | None:
     """Write ``priming`` then ``events`` as SSE until they end or the client hangs up.
 
     A hang-up ends only this HTTP response: the stream itself (and the handler feeding it)
-    goes on, and its events stay replayable with ``Last-Event-ID``.
+    goes on, and its events stay replayable with ``Last-Event-ID``. Returns the id of the
+    last event written ("" for none) when the response ended with the connection still
+    open, None when the client hung up first: the server cannot know more of delivery.
     """
     await send(
         {
@@ -871,5 +925,6 @@ async def _stream_events(
             task.cancel()
         await asyncio.gather(pump, hangup, return_exceptions=True)
     if pump.cancelled() or pump.exception() is not None:
-        return  # the client is gone (or the server's send failed): nothing more to write
+        return None  # the client is gone (or the server's send failed): nothing more to write
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+    return None if not hangup.cancelled() else pump.result()
