@@ -10,12 +10,23 @@ connect from several loopback addresses (127.0.0.x) and with several bearer toke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx2
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from test_http_client import Handlers, eventually, texts, token
+from test_interop_sdk_client import Inbox
 from test_http_server import (  # the autouse fixture: hang up leftovers, re-raise app errors
+    ACCEPT,
     PRM,
+    ServerThread,
     Ctx,
     Exchange,
     Tools,
@@ -31,7 +42,9 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
     wait_for_flag,
 )
 
+import mcp_generated.v2025_11_25
 from mcp_codegen.runtime import http as http_module
+from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.events import MemoryEventStore
 from mcp_codegen.runtime.http import BearerAuth, HttpApp, close_sse_stream
 from mcp_codegen.runtime.stateless import ChangeFeed
@@ -39,6 +52,7 @@ from mcp_generated.v2025_11_25 import models
 
 pytestmark = pytest.mark.anyio
 
+LATEST = mcp_generated.v2025_11_25
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 WATCHED = "test://watched"
 BIG = 64 * 1024
@@ -80,7 +94,7 @@ class Hardened(Tools):
             else:
                 await ctx.peer.send_tool_list_changed()
             self.started.set()
-            await wait_for_flag(self.gate)
+            await wait_for_flag(self.gate, 60)
             await ctx.report_progress(2, 2)
             return self.result("announced")
         if params.name == "big":  # a result of ``size`` bytes of text, after optional progress
@@ -448,3 +462,197 @@ async def test_the_memory_store_bounds_each_session_in_events_and_bytes() -> Non
     assert await store.replay("t", "a", 0) == [(1, b"t")]
     store.append("s", "big", 1, b"z" * 500)  # one event over the bound is not kept
     assert await store.replay("s", "big", 0) is None
+
+
+# == 16. scenarios: real uvicorn, many clients, hostile ones ======================================
+
+SCENARIO_TIMEOUT = 120  # seconds; each scenario takes a few on a quiet machine
+
+
+async def post_from(
+    port: int, address: str, message: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One POST to ``/mcp`` over a new connection from ``address`` (a 127.0.0.x)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
+    try:
+        body = json.dumps(message).encode()
+        lines = [
+            "POST /mcp HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            "Content-Type: application/json",
+            f"Accept: {ACCEPT}",
+            f"Content-Length: {len(body)}",
+            "Connection: close",
+            *(f"{name}: {value}" for name, value in (headers or {}).items()),
+        ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        found = {}
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            if value:
+                found[name.strip().lower()] = value.strip()
+        return int(status_line.split()[1]), found, await reader.read()
+    finally:
+        writer.close()
+
+
+async def initialize_from(port: int, address: str, headers: dict[str, str] | None = None) -> str:
+    """A raw client's handshake; the session id."""
+    status, found, body = await post_from(port, address, rpc(0, "initialize", init_params()), headers)
+    assert status == 200, body
+    session = found["mcp-session-id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    status, _, _ = await post_from(port, address, initialized, {"Mcp-Session-Id": session, **(headers or {})})
+    assert status == 202
+    return session
+
+
+async def hostile_loop(
+    port: int, address: str, count: int, headers: dict[str, str] | None = None
+) -> list[int]:
+    """Initialize ``count`` sessions one after another and never end one; the statuses."""
+    statuses = []
+    for index in range(count):
+        status, _, _ = await post_from(port, address, rpc(index, "initialize", init_params()), headers)
+        statuses.append(status)
+    return statuses
+
+
+@asynccontextmanager
+async def sdk_session_from(url: str, address: str) -> AsyncIterator[ClientSession]:
+    """The official SDK's Streamable HTTP client, connecting from ``address``."""
+    transport = httpx2.AsyncHTTPTransport(local_address=address)
+    timeout = httpx2.Timeout(30, read=300)
+    async with (
+        httpx2.AsyncClient(transport=transport, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_scenario_clients_at_several_addresses_are_unaffected_by_one_initializing_in_a_loop() -> None:
+    """Three addresses: SDK clients calling tools, and raw sessions left idle meanwhile;
+    two more addresses initialize 300 sessions each without ending one. Nobody but the
+    looping clients loses a session, and a newcomer still gets in."""
+    tools = Hardened()
+    app = make_app(tools, changes=tools.feed, max_sessions=40, max_sessions_per_client=8)
+    addresses = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+    with ServerThread(app) as server:
+        idle = {address: await initialize_from(server.port, address) for address in addresses}
+
+        async def calls(address: str, client: int) -> int:
+            async with sdk_session_from(server.url, address) as session:
+                for index in range(15):
+                    result = await session.call_tool("echo", {"client": client, "call": index})
+                    assert not result.is_error
+                    assert json.loads(result.content[0].text) == {"client": client, "call": index}
+                return index + 1
+
+        async def everything() -> list[Any]:
+            return await asyncio.gather(
+                *(calls(address, n) for n, address in enumerate(addresses * 2)),
+                hostile_loop(server.port, "127.0.0.66", 300),
+                hostile_loop(server.port, "127.0.0.67", 300),
+            )
+
+        *done, first_loop, second_loop = await asyncio.wait_for(everything(), SCENARIO_TIMEOUT)
+        assert done == [15] * 6
+        assert set(first_loop) == set(second_loop) == {200}  # they only recycle their own
+        owners = [session.owner for session in list(app.sessions.values())]
+        assert owners.count("127.0.0.66") <= 8 and owners.count("127.0.0.67") <= 8
+        for address, session in idle.items():  # idle all along, and still there
+            status, _, body = await post_from(server.port, address, rpc(1, "ping"), {"Mcp-Session-Id": session})
+            assert status == 200, body
+        await initialize_from(server.port, "127.0.0.5")
+
+
+async def test_scenario_principals_are_unaffected_by_one_initializing_in_a_loop() -> None:
+    """With bearer tokens the cap is per principal: alice and bob (our client) work on
+    while mallory, from the same address, initializes in a loop."""
+
+    async def verify(token: str) -> str | None:
+        return token.removesuffix("-token") if token in TOKENS else None
+
+    TOKENS = {"alice-token", "bob-token", "mallory-token", "carol-token"}
+    app = make_app(auth=BearerAuth(verify, PRM), max_sessions=30, max_sessions_per_client=5)
+    with ServerThread(app) as server:
+
+        async def calls(name: str) -> int:
+            headers = {"Authorization": f"Bearer {name}-token"}
+            async with connect_http(server.url, protocol=LATEST, headers=headers) as client:
+                for index in range(15):
+                    result = await client.call_tool(name="echo", arguments={"who": name, "n": index})
+                    assert texts(result) == [json.dumps({"n": index, "who": name})]
+                return index + 1
+
+        mallory = {"Authorization": "Bearer mallory-token"}
+
+        async def everything() -> list[Any]:
+            return await asyncio.gather(
+                calls("alice"), calls("bob"), calls("alice"),
+                hostile_loop(server.port, "127.0.0.1", 300, mallory),
+            )
+
+        *done, statuses = await asyncio.wait_for(everything(), SCENARIO_TIMEOUT)
+        assert done == [15, 15, 15] and set(statuses) == {200}
+        assert sum(1 for s in list(app.sessions.values()) if s.principal == "mallory") <= 5
+        await initialize_from(server.port, "127.0.0.1", {"Authorization": "Bearer carol-token"})
+
+
+async def test_scenario_ten_sessions_receive_a_change_while_one_sessions_request_is_in_flight() -> None:
+    """Five of our clients and five SDK clients; ours[0] calls a tool that publishes a
+    change and then waits. Each client hears the change once, on its own GET stream, and
+    the waiting call's stream carries only its progress and its result."""
+    tools = Hardened()
+    app = make_app(tools, changes=tools.feed)
+    with ServerThread(app) as server:
+        async with contextlib.AsyncExitStack() as stack:
+            ours = [Handlers() for _ in range(5)]
+            clients = [
+                await stack.enter_async_context(connect_http(server.url, protocol=LATEST, handlers=h))
+                for h in ours
+            ]
+            inboxes = [Inbox() for _ in range(5)]
+            for inbox in inboxes:
+                await stack.enter_async_context(sdk_client_with(server.url, inbox))
+            await eventually(lambda: len(app.sessions) == 10)
+            await eventually(lambda: all(s.get_connected for s in list(app.sessions.values())))
+
+            call_in_flight = asyncio.ensure_future(
+                clients[0].call_tool(name="announce", arguments={"how": "feed"}, meta=token("a"))
+            )
+            try:
+                await asyncio.wait_for(wait_for_flag(tools.started, SCENARIO_TIMEOUT), SCENARIO_TIMEOUT)
+
+                def everyone_heard() -> bool:
+                    heard = [h.tools_changed for h in ours] + [
+                        i.methods().count("notifications/tools/list_changed") for i in inboxes
+                    ]
+                    return all(count >= 1 for count in heard)
+
+                await eventually(everyone_heard, timeout=30)
+                await asyncio.sleep(0.2)  # a second copy would have arrived by now
+                assert [h.tools_changed for h in ours] == [1] * 5
+                assert [i.methods() for i in inboxes] == [["notifications/tools/list_changed"]] * 5
+                assert not call_in_flight.done()
+            finally:
+                tools.gate.set()
+            result = await asyncio.wait_for(call_in_flight, SCENARIO_TIMEOUT)
+            assert texts(result) == ["announced"]
+            await eventually(lambda: ours[0].steps("a") == [1, 2])
+            assert ours[0].tools_changed == 1
+
+
+@asynccontextmanager
+async def sdk_client_with(url: str, inbox: Inbox) -> AsyncIterator[ClientSession]:
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, message_handler=inbox.message) as session,
+    ):
+        await session.initialize()
+        yield session
