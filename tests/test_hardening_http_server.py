@@ -44,6 +44,7 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 
 import mcp_generated.v2025_11_25
 from mcp_codegen.runtime import http as http_module
+from mcp_codegen.runtime import http_sse
 from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.events import MemoryEventStore
 from mcp_codegen.runtime.http import BearerAuth, HttpApp, close_sse_stream
@@ -656,3 +657,96 @@ async def sdk_client_with(url: str, inbox: Inbox) -> AsyncIterator[ClientSession
     ):
         await session.initialize()
         yield session
+
+
+# == the same class elsewhere: the deprecated HTTP+SSE transport ===================================
+
+
+async def asgi_post(app: HttpApp, path: str, query: bytes, message: dict[str, Any]) -> int:
+    """One POST through the ASGI app; its status."""
+    body = json.dumps(message).encode()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def record(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await asyncio.wait_for(app(scope, receive, record), 5)
+    return int(sent[0]["status"])
+
+
+async def test_a_legacy_sse_client_that_stops_reading_is_cut_off_and_leaves_nothing_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: with a client that stopped reading its HTTP+SSE stream, every change the
+    server published left one more task waiting for room in that stream's queue, forever
+    (even after the client went away)."""
+    monkeypatch.setattr(http_sse, "MAX_QUEUED_MESSAGES", 3)
+    monkeypatch.setattr(http_sse, "STALLED_CLIENT_SECONDS", 0.2, raising=False)
+    tools = Hardened()
+    app = make_app(tools, changes=tools.feed, legacy_sse=True)
+    endpoint: list[bytes] = []
+    never = asyncio.Event()
+
+    async def stalled_send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and not endpoint:
+            endpoint.append(message["body"])  # the endpoint event; then the client stalls
+        elif message["type"] == "http.response.body":
+            await never.wait()
+
+    async def silent_receive() -> dict[str, Any]:
+        await never.wait()
+        return {"type": "http.disconnect"}
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": "/sse", "raw_path": b"/sse", "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"accept", b"text/event-stream")],
+        "client": ("127.0.0.1", 50001), "server": ("127.0.0.1", 8000),
+    }
+    stream = asyncio.ensure_future(app(scope, silent_receive, stalled_send))
+    try:
+        await eventually(lambda: bool(endpoint))
+        assert app.legacy_sse is not None
+        connection = next(iter(app.legacy_sse.connections.values()))
+        query = endpoint[0].split(b"?", 1)[1].split(b"\n")[0]
+        initialize_2024 = rpc(0, "initialize", init_params("2024-11-05"))
+        assert await asgi_post(app, "/messages/", query, initialize_2024) == 202
+        await eventually(lambda: connection.server.package is not None)
+        for _ in range(10):  # one change after another, none of them read
+            tools.feed.tools_changed()
+        await asyncio.wait_for(asyncio.shield(stream), 5)  # the server cut the client off
+        assert app.legacy_sse.connections == {}
+        await eventually(lambda: not connection.server._background)  # nothing left waiting
+    finally:
+        stream.cancel()
+        await asyncio.gather(stream, return_exceptions=True)
+
+
+class FailingStore(MemoryEventStore):
+    """A store whose clean-up fails (an I/O store losing its connection, say)."""
+
+    async def forget(self, session_id: str, stream_id: str | None = None) -> None:  # type: ignore[override]
+        await asyncio.sleep(0)
+        raise ConnectionError("store unreachable")
+
+
+async def test_a_failing_event_store_clean_up_is_logged_not_left_unretrieved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Regression: the clean-up of an ended session ran as a task whose exception nobody
+    retrieved (asyncio's "never retrieved" warning, at garbage collection if ever)."""
+    app = make_app(event_store=FailingStore())
+    session = await initialize(app)
+    with caplog.at_level("ERROR", logger="mcp_codegen.runtime"):
+        assert (await send(app, "DELETE", session=session)).status == 200
+        await eventually(lambda: any("event store" in r.getMessage() for r in caplog.records))
+    assert not http_module._BACKGROUND

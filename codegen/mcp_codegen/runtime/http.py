@@ -880,10 +880,17 @@ _BACKGROUND: set[asyncio.Future[Any]] = set()
 
 
 def _background(pending: Awaitable[None]) -> None:
-    """Let an event store's clean-up run on its own (from code that cannot await)."""
-    future = asyncio.ensure_future(pending)
+    """Let an event store's clean-up run on its own (from code that cannot await), in an
+    empty context (it may be another session's), its failure logged."""
+    future = contextvars.Context().run(asyncio.ensure_future, pending)
     _BACKGROUND.add(future)
-    future.add_done_callback(_BACKGROUND.discard)
+    future.add_done_callback(_background_done)
+
+
+def _background_done(future: asyncio.Future[None]) -> None:
+    _BACKGROUND.discard(future)
+    if not future.cancelled() and future.exception() is not None:
+        logger.error("event store clean-up failed", exc_info=future.exception())
 
 
 async def _settle(pending: Awaitable[None] | None) -> None:

@@ -52,6 +52,9 @@ SSE_REVISIONS = ("2024-11-05",)
 KEY_PARAM = "session_id"
 #: Server->client messages a stream may hold before handlers wait for the client to read.
 MAX_QUEUED_MESSAGES = 1000
+#: How long a sender waits for room in a full stream before the client, which has stopped
+#: reading, is cut off (its stream and session end).
+STALLED_CLIENT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class SseConnection:
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.outbox: asyncio.Queue[bytes] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self.ended = asyncio.Event()
+        self.stalled = False  # cut off for not reading: no more writes to its response
         self.engine = Engine(
             self,
             server,
@@ -86,8 +90,29 @@ class SseConnection:
         return await self.inbox.get()
 
     async def send(self, data: bytes) -> None:
-        if not self.ended.is_set():
-            await self.outbox.put(data)
+        if self.ended.is_set():
+            return
+        if not self.outbox.full():
+            self.outbox.put_nowait(data)
+            return
+        # The client has left MAX_QUEUED_MESSAGES unread: wait for room, but only while the
+        # stream lasts and at most STALLED_CLIENT_SECONDS, so senders (one per published
+        # change, say) never pile up behind a client that stopped reading.
+        put = asyncio.ensure_future(self.outbox.put(data))
+        ended = asyncio.ensure_future(self.ended.wait())
+        try:
+            await asyncio.wait({put, ended}, timeout=STALLED_CLIENT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            put.cancel()
+            ended.cancel()
+        if not put.done() and not self.ended.is_set():
+            logger.warning(
+                "HTTP+SSE client read nothing for %.0f s with %d messages queued: closing its stream",
+                STALLED_CLIENT_SECONDS,
+                self.outbox.qsize(),
+            )
+            self.stalled = True
+            self.close()
 
     def close(self) -> None:
         """End the stream and the session; the engine cancels what still runs."""
@@ -298,6 +323,6 @@ async def _follow(connection: SseConnection, receive: Receive, send: Send) -> No
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    if ended.cancelled():
-        return  # the client hung up (or writing failed): nothing more to send
+    if ended.cancelled() or connection.stalled:
+        return  # the client hung up (or writing failed), or stopped reading: nothing more
     await send({"type": "http.response.body", "body": b"", "more_body": False})
