@@ -45,6 +45,7 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 import mcp_generated.v2025_11_25
 from mcp_codegen.runtime import http as http_module
 from mcp_codegen.runtime import http_sse
+from mcp_codegen.runtime import server as server_module
 from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.events import MemoryEventStore
 from mcp_codegen.runtime.http import BearerAuth, HttpApp, close_sse_stream
@@ -750,3 +751,24 @@ async def test_a_failing_event_store_clean_up_is_logged_not_left_unretrieved(
         assert (await send(app, "DELETE", session=session)).status == 200
         await eventually(lambda: any("event store" in r.getMessage() for r in caplog.records))
     assert not http_module._BACKGROUND
+
+
+async def test_resource_subscriptions_per_session_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: every resources/subscribe with a new URI grew the session's set of
+    subscribed URIs, without a bound."""
+    monkeypatch.setattr(server_module, "MAX_SUBSCRIPTIONS_PER_SESSION", 3, raising=False)
+    app, _ = hardened_app()
+    session = await initialize(app)
+
+    async def subscribe(uri: str, method: str = "resources/subscribe") -> dict[str, Any]:
+        reply = await send(app, body=rpc(1, method, {"uri": uri}), session=session)
+        return reply.json()  # type: ignore[no-any-return]
+
+    for n in range(3):
+        assert (await subscribe(f"test://r{n}"))["result"] == {}
+    assert (await subscribe("test://r1"))["result"] == {}  # already subscribed: fine
+    refused = (await subscribe("test://r3"))["error"]
+    assert refused["code"] == -32602 and "unsubscribe" in refused["message"]
+    assert (await subscribe("test://r0", "resources/unsubscribe"))["result"] == {}
+    assert (await subscribe("test://r3"))["result"] == {}
+    assert app.sessions[session].server.subscribed_uris == {"test://r1", "test://r2", "test://r3"}
