@@ -186,6 +186,24 @@ async def test_a_client_whose_sessions_are_all_in_use_gets_429_and_others_are_un
     assert sessions[0] not in app.sessions and sessions[1] in app.sessions
 
 
+async def test_concurrent_initializes_do_not_get_past_the_caps() -> None:
+    """Regression: the caps were checked before the handshake and the session added after
+    it, so initializes sent at once all saw room and all got in."""
+    app = make_app(max_sessions=12, max_sessions_per_client=5)
+    hostile = FromAddress(app, "10.0.4.66")
+    replies = await asyncio.gather(
+        *(send(hostile, body=rpc(n, "initialize", init_params())) for n in range(50))
+    )
+    assert {reply.status for reply in replies} == {200}
+    assert len(app.sessions) == 5
+    others = [FromAddress(app, f"10.0.4.{n}") for n in range(3)]
+    replies = await asyncio.gather(
+        *(send(others[n % 3], body=rpc(n, "initialize", init_params())) for n in range(30))
+    )
+    assert {reply.status for reply in replies} == {200}
+    assert len(app.sessions) == 12
+
+
 async def test_with_authentication_the_cap_is_per_principal_not_per_address() -> None:
     async def verify(token: str) -> str | None:
         return {"alice-token": "alice", "mallory-token": "mallory"}.get(token)
