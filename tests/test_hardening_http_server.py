@@ -204,6 +204,16 @@ async def test_concurrent_initializes_do_not_get_past_the_caps() -> None:
     assert len(app.sessions) == 12
 
 
+async def test_ipv6_clients_are_counted_by_their_64_bit_prefix() -> None:
+    """An IPv6 client usually has a whole /64 to pick addresses from: one address per
+    session must not give it a cap per session."""
+    app = make_app(max_sessions_per_client=2)
+    sessions = [await initialize(FromAddress(app, f"2001:db8:1:2::{n:x}")) for n in range(1, 6)]
+    assert set(app.sessions) == set(sessions[-2:])
+    elsewhere = await initialize(FromAddress(app, "2001:db8:1:3::1"))
+    assert set(app.sessions) == {*sessions[-2:], elsewhere}
+
+
 async def test_with_authentication_the_cap_is_per_principal_not_per_address() -> None:
     async def verify(token: str) -> str | None:
         return {"alice-token": "alice", "mallory-token": "mallory"}.get(token)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import ipaddress
 import logging
 import secrets
 import time
@@ -779,12 +780,13 @@ class HttpApp:
 
     def owner(self, scope: Scope, principal: Any) -> Any:
         """Whose sessions count together against ``max_sessions_per_client``: the principal
-        with authentication on, else the client's address (behind a reverse proxy, let the
-        ASGI server take it from the forwarding headers, e.g. uvicorn ``--proxy-headers``)."""
+        with authentication on, else the client's address, an IPv6 one by its /64 (behind a
+        reverse proxy, let the ASGI server take it from the forwarding headers, e.g. uvicorn
+        ``--proxy-headers``)."""
         if self.auth is not None:
             return principal
         client = scope.get("client")
-        return client[0] if client else None
+        return _network_of(client[0]) if client else None
 
     def _make_room(self, owner: Any) -> tuple[int, str] | None:
         """Make room for a new session of ``owner``: end expired sessions, then, at a cap,
@@ -815,6 +817,20 @@ class HttpApp:
     def _evict(self, session: HttpSession, cap: str) -> None:
         logger.info("ended idle session %s... to make room under %s", session.id[:12], cap)
         self._end(session)
+
+
+def _network_of(host: str) -> str:
+    """A client address as its owner: an IPv6 address by its /64 (what one subscriber
+    usually has to pick addresses from), an IPv4 one (mapped into IPv6 or not) by itself."""
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host)
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
 def _least_recently_used_idle(sessions: Iterable[HttpSession]) -> HttpSession | None:
