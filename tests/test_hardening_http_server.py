@@ -411,7 +411,7 @@ async def test_plain_json_replies_are_not_kept_for_replay() -> None:
 
 async def test_sse_replies_delivered_in_full_are_dropped_and_dropped_ones_stay_under_the_bound() -> None:
     store = MemoryEventStore(max_bytes_per_session=1024 * 1024)
-    app, _ = hardened_app(event_store=store)
+    app, _ = hardened_app(event_store=store, replay_grace=0)
     session = await initialize(app)
     for index in range(200):  # delivered in full on a live connection: acknowledged
         reply = await send(app, body=call(index, "big", {"progress": True}, token=index), session=session)
@@ -432,7 +432,7 @@ async def test_sse_replies_delivered_in_full_are_dropped_and_dropped_ones_stay_u
 
 
 async def test_a_dropped_stream_still_resumes_in_full_and_is_dropped_once_delivered() -> None:
-    app, _ = hardened_app()
+    app, _ = hardened_app(replay_grace=0)
     session = await initialize(app)
     arguments = {"progress": True, "drop": True, "pause": 0.2}
     reply = await send(app, body=call(1, "big", arguments, token="d"), session=session)
@@ -443,6 +443,24 @@ async def test_a_dropped_stream_still_resumes_in_full_and_is_dropped_once_delive
     assert resumed.messages()[0]["result"]["content"][0]["text"] == "x" * BIG
     assert await retained(app, session) == (0, 0)  # delivered: nothing left to replay
     again = await send(app, "GET", session=session, headers={"last-event-id": last})
+    assert again.status == 404
+
+
+async def test_a_stream_written_in_full_stays_replayable_for_the_grace_then_goes() -> None:
+    """The server's last write reaching the kernel is not the client reading it (a proxy or
+    the network may cut the connection after that): a stream written in full can still be
+    resumed for ``replay_grace`` seconds; after that the store forgets it."""
+    app, _ = hardened_app(replay_grace=0.5)
+    session = await initialize(app)
+    reply = await send(app, body=call(1, "big", {"progress": True}, token="g"), session=session)
+    assert methods(reply) == ["notifications/progress", None]
+    first = reply.events()[0]["id"]  # as if the connection broke right after the progress
+    resumed = await send(app, "GET", session=session, headers={"last-event-id": first})
+    assert [m["id"] for m in resumed.messages()] == [1]
+    assert (await retained(app, session))[0] > 0
+    await asyncio.sleep(0.6)
+    await send(app, body=call(2, "big", {"progress": True}, token="h"), session=session)
+    again = await send(app, "GET", session=session, headers={"last-event-id": first})
     assert again.status == 404
 
 

@@ -97,7 +97,7 @@ async def test_memory_store_replays_one_stream_and_forgets_a_session() -> None:
 async def test_a_custom_store_is_used_end_to_end() -> None:
     store = RecordingStore()
     tools = Tools()
-    app = make_app(tools, event_store=store)
+    app = make_app(tools, event_store=store, replay_grace=0)  # forget as soon as delivered
     session = await initialize(app)
     reply = exchange(app, body=call(1, "hold", token="t"), session=session)
     await reply.until(lambda e: len(e.events()) == 1)

@@ -60,6 +60,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 #: An open stream's window of recent events (for live delivery and quick resumption).
 MAX_EVENTS_PER_STREAM = 10_000
 MAX_WINDOW_BYTES = 1024 * 1024
+#: How long a stream written in full stays replayable (see ``SessionTransport.delivered``).
+REPLAY_GRACE_SECONDS = 10.0
 
 
 @dataclass
@@ -208,9 +210,17 @@ class SessionTransport:
     stream, and an id from another session never matches one of ours.
     """
 
-    def __init__(self, session_id: str, store: EventStore | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        store: EventStore | None = None,
+        replay_grace: float = REPLAY_GRACE_SECONDS,
+    ) -> None:
         self.session_id = session_id
         self.store: EventStore = store if store is not None else MemoryEventStore()
+        self.replay_grace = replay_grace
+        # Streams written in full, with when they stop being replayable (oldest first).
+        self._delivered: deque[tuple[float, str]] = deque()
         self.tag = secrets.token_hex(4)
         self.polling = False  # set once the session has negotiated 2025-11-25 or later
         self.standalone = Stream(self.tag + "g", self.store, session_id, stored=True)
@@ -231,9 +241,16 @@ class SessionTransport:
         self.streams.pop(stream.id, None)
 
     async def delivered(self, stream_id: str) -> None:
-        """A complete stream was written in full to a live connection: nothing of it needs
-        replaying any more."""
-        await _settle(self.store.forget(self.session_id, stream_id))
+        """A complete stream was written in full to a live connection. The connection may
+        still break before the client has read its end (the kernel took the bytes, nothing
+        more is known), so it stays replayable for ``replay_grace`` seconds, then the store
+        forgets it (checked as later streams are delivered; all of it at session end).
+        Memory stays bounded meanwhile by the store's per-session limits."""
+        now = time.monotonic()
+        self._delivered.append((now + self.replay_grace, stream_id))
+        delivered = self._delivered
+        while delivered and delivered[0][0] <= now:
+            await _settle(self.store.forget(self.session_id, delivered.popleft()[1]))
 
     async def resume(self, last_event_id: str) -> tuple[Stream | None, AsyncIterator[tuple[str, bytes]]] | None:
         """What follows ``last_event_id`` on its own stream (the stream, if still open, and
@@ -328,6 +345,7 @@ class HttpApp:
         auth: BearerAuth | None = None,
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
+        replay_grace: float = REPLAY_GRACE_SECONDS,
         modern: ModernEndpoint | None = None,
         legacy_versions: Iterable[str] = (),
         legacy_sse: bool | SsePaths = False,
@@ -348,6 +366,7 @@ class HttpApp:
         # Where SSE events are kept for resumption; one store serves every session.
         self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
         self.retry_ms = retry_ms  # the SSE ``retry`` field: how long a client waits to resume
+        self.replay_grace = replay_grace  # how long a stream written in full stays replayable
         self.path = path.rstrip("/") or "/"
         self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
@@ -597,7 +616,7 @@ class HttpApp:
         assert self.make_session is not None
         server = self.make_session()
         session_id = f"{self.worker_tag}-{secrets.token_urlsafe(24)}"
-        transport = SessionTransport(session_id, self.event_store)
+        transport = SessionTransport(session_id, self.event_store, self.replay_grace)
         engine = Engine(
             transport,
             server,
