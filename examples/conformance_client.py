@@ -5,6 +5,9 @@ The harness runs ``python examples/conformance_client.py <server url>`` with the
 few lines of ordinary client code: connect (Streamable HTTP; the revision is negotiated, so
 the same code runs the handshake-era and the 2026-07-28 scenarios), do what the scenario
 asks, exit 0.
+
+It is typed with the generated 2025-11-25 package: the handlers, the ``Client`` it drives and
+the models it reads are that revision's, whatever revision the server speaks.
 """
 
 from __future__ import annotations
@@ -15,31 +18,43 @@ import os
 import sys
 from typing import Any
 
+from pydantic import BaseModel
+
 from mcp_codegen.runtime.client import connect_http
 from mcp_codegen.runtime.oauth import ClientMetadata, OAuthError, OAuthProvider, auto_approve
-from mcp_codegen.runtime.session import to_wire
-from mcp_generated.v2025_11_25 import client as client_stubs
+from mcp_codegen.runtime.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 
+#: A placeholder argument value for each JSON type.
 DUMMY = {"string": "x", "integer": 1, "number": 1, "boolean": True, "object": {}, "array": []}
 
 
-class ConformanceHandlers(client_stubs.ClientHandlers):
-    """Answers what the mock servers ask: elicitation accepted with the schema's defaults."""
+def wire(model: BaseModel) -> dict[str, Any]:
+    """A model as JSON data with its wire names: exactly what was parsed."""
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
-    async def elicit(self, params: Any, ctx: Any) -> models.ElicitResult:
-        schema = to_wire(params.requested_schema)
+
+class ConformanceHandlers(ClientHandlers):
+    """Answers what the mock servers ask: a form is accepted with its fields' defaults."""
+
+    async def elicit(
+        self, params: models.ElicitRequestParams, ctx: RequestContext[Client]
+    ) -> models.ElicitResult:
+        if not isinstance(params, models.ElicitRequestFormParams):
+            return models.ElicitResult(action="decline")  # a URL to open: nobody to open it
+        properties = wire(params.requested_schema).get("properties", {})
         defaults = {
-            name: prop["default"]
-            for name, prop in schema.get("properties", {}).items()
-            if isinstance(prop, dict) and "default" in prop
+            name: field["default"]
+            for name, field in properties.items()
+            if isinstance(field, dict) and "default" in field
         }
         return models.ElicitResult(action="accept", content=defaults)
 
 
-def sample_arguments(tool: Any) -> dict[str, Any]:
+def sample_arguments(tool: models.Tool) -> dict[str, Any]:
     """Placeholder values for a tool's required arguments, by their JSON type."""
-    schema = to_wire(tool.input_schema)
+    schema = wire(tool.input_schema)
     properties = schema.get("properties") or {}
     return {
         name: DUMMY.get(str((properties.get(name) or {}).get("type")), "x")
@@ -47,7 +62,7 @@ def sample_arguments(tool: Any) -> dict[str, Any]:
     }
 
 
-async def exercise(client: Any, tools: Any) -> None:
+async def exercise(client: Client, tools: models.ListToolsResult) -> None:
     """Use every tool, resource and prompt the server offers, once each."""
     for tool in tools.tools:
         await client.call_tool(name=tool.name, arguments=sample_arguments(tool))
@@ -80,6 +95,7 @@ def oauth_for(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider
 
 
 async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
+    """Connect to ``url`` and do what ``scenario`` asks (``context``: its data)."""
     auth = oauth_for(url, scenario, context)
     async with connect_http(url, handlers=ConformanceHandlers(), auth=auth) as client:
         if "tools" not in client.session.peer_capabilities:
@@ -94,7 +110,7 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
             await client.call_tool(name="test_reconnection", arguments={})
         elif scenario == "json-schema-2020-12-preservation":
             focal = next(t for t in tools.tools if t.name == "json_schema_2020_12_tool")
-            schema = to_wire(focal.input_schema)
+            schema = wire(focal.input_schema)
             echo = next(name for name in names if name != focal.name)
             await client.call_tool(name=echo, arguments={"schema": schema})
         elif scenario == "http-custom-headers":
@@ -106,6 +122,7 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    """Run the scenario the harness names; exit 1 when authorization was refused."""
     if len(sys.argv) < 2:
         print("usage: conformance_client.py SERVER_URL", file=sys.stderr)
         return 2

@@ -13,9 +13,15 @@ and ``ctx.peer`` calls the client back (sampling, elicitation, roots, notificati
 The same handlers serve both eras. In a handshake-era session (2025-11-25 and earlier)
 ``ctx.peer.elicit(...)`` is a live request to the client; in a stateless 2026-07-28 request
 the runtime turns it into an ``InputRequiredResult`` and re-runs the handler when the client
-retries with its ``inputResponses`` (``input_key`` names the entry). Tool and prompt list
-changes go through a server-wide ``ChangeFeed``: to every handshake session that declared
-the capability and to every ``subscriptions/listen`` stream that opted in.
+retries with its ``inputResponses`` (``input_key`` names the entry). Changes are published
+once on the server-wide ``ChangeFeed`` (``feed.tools_changed()``,
+``feed.resource_updated(uri)``); the runtime delivers them to every handshake session that
+declared the capability (``resources/updated``: that subscribed to the resource) and to every
+``subscriptions/listen`` stream that opted in.
+
+A tool failure the model should read is raised as ``ToolError`` (answered ``isError: true``
+with its message); any other exception is a bug, logged by the runtime and answered -32603
+with nothing of it.
 
     python examples/conformance_server.py --stdio                       # stdin/stdout
     python examples/conformance_server.py --stdio --protocol 2025-06-18  # one revision only
@@ -32,11 +38,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from mcp_codegen.runtime.http import close_sse_stream
+from pydantic import ValidationError
+
+from mcp_codegen.runtime.http import close_sse_stream, http_app
 from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
 from mcp_codegen.runtime.server import run_stdio
+from mcp_codegen.runtime.session import CapabilityError
 from mcp_codegen.runtime.stateless import ChangeFeed, input_key, resumed_from_state
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_codegen.runtime.stubs import RequestContext, ToolError
 from mcp_generated import REVISIONS
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
@@ -68,20 +77,36 @@ STRING = {"type": "string"}
 
 
 def text(value: str) -> models.TextContent:
+    """A text content block."""
     return models.TextContent(type="text", text=value)
 
 
 def image() -> models.ImageContent:
+    """The test image (a 1x1 PNG) as a content block."""
     return models.ImageContent(type="image", data=TEST_IMAGE_BASE64, mime_type="image/png")
 
 
 def embedded(uri: str, mime_type: str, body: str) -> models.EmbeddedResource:
+    """A text resource embedded in a content block."""
     contents = models.TextResourceContents(uri=uri, mime_type=mime_type, text=body)
     return models.EmbeddedResource(type="resource", resource=contents)
 
 
 def user(content: Content) -> models.PromptMessage:
+    """A prompt message from the user."""
     return models.PromptMessage(role="user", content=content)
+
+
+def unshowable_fields(error: ValidationError) -> list[str]:
+    """The form fields named in the runtime's refusal of an ``elicitation/create`` whose
+    ``requestedSchema`` the negotiated revision cannot express."""
+    return sorted(
+        {
+            str(detail["loc"][2])
+            for detail in error.errors()
+            if detail["loc"][:2] == ("requestedSchema", "properties") and len(detail["loc"]) > 2
+        }
+    )
 
 
 def answered(result: models.ElicitResult, field: str) -> Any:
@@ -105,7 +130,7 @@ def tool(
     """Register a method as a tool named after it; ``schema`` replaces the object schema."""
 
     def register(method: ToolMethod) -> ToolMethod:
-        input_schema = schema or {"type": "object", "properties": properties or {}}
+        input_schema = dict(schema or {"type": "object", "properties": properties or {}})
         if required:
             input_schema["required"] = list(required)
         name = method.__name__
@@ -233,6 +258,7 @@ TEMPLATE = models.ResourceTemplate(
 
 
 def required_argument(name: str, description: str) -> models.PromptArgument:
+    """A prompt argument the client must give."""
     return models.PromptArgument(name=name, description=description, required=True)
 
 
@@ -272,9 +298,8 @@ class ConformanceServer(ServerHandlers):
     """Serves the fixture tools, resources, prompts and completions."""
 
     def __init__(self, changes: ChangeFeed | None = None) -> None:
-        self.subscriptions: set[str] = set()
         self.watched_content = "Watched resource content"
-        self.changes = changes if changes is not None else ChangeFeed()  # pass it to the server
+        self.changes = changes if changes is not None else ChangeFeed()  # serve with changes=
         self.dynamic_tool = False
         self.dynamic_prompt = False
 
@@ -289,18 +314,19 @@ class ConformanceServer(ServerHandlers):
     async def call_tool(
         self, params: models.CallToolRequestParams, ctx: Ctx
     ) -> models.CallToolResult:
-        """Run a tool; an exception inside it becomes an ``isError`` result the model can read."""
-        entry = TOOLS.get(params.name)
+        """Run a tool. Its ``ToolError`` is answered ``isError: true`` (by the runtime), and so
+        is a client that lacks a capability the tool needs (handshake era; in 2026-07-28 the
+        runtime answers -32021 itself). Any other exception is a bug: logged, and -32603."""
         if params.name == DYNAMIC_TOOL.name and self.dynamic_tool:
             return models.CallToolResult(content=[text("The dynamic tool is here")])
+        entry = TOOLS.get(params.name)
         if entry is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        _, run = entry
         try:
-            output = await entry[1](self, params.arguments or {}, ctx)
-        except RpcError:
-            raise  # a protocol error (e.g. -32021, a capability the client did not declare)
-        except Exception as error:
-            return models.CallToolResult(content=[text(str(error))], is_error=True)
+            output = await run(self, params.arguments or {}, ctx)
+        except CapabilityError as error:  # e.g. sampling asked of a client that cannot sample
+            raise ToolError(str(error)) from None
         return models.CallToolResult(content=[text(output)] if isinstance(output, str) else output)
 
     # -- the tools ---------------------------------------------------------------------------
@@ -342,7 +368,7 @@ class ConformanceServer(ServerHandlers):
 
     @tool("Always fails: the result has isError true")
     async def test_error_handling(self, args: dict[str, Any], ctx: Ctx) -> Output:
-        raise RuntimeError("This tool intentionally returns an error for testing")
+        raise ToolError("This tool intentionally returns an error for testing")
 
     @tool("Reports progress 0, 50 and 100 of 100 for the request's progress token")
     async def test_tool_with_progress(self, args: dict[str, Any], ctx: Ctx) -> Output:
@@ -354,11 +380,7 @@ class ConformanceServer(ServerHandlers):
 
     @tool("Asks the client's LLM (sampling/createMessage)", {"prompt": STRING}, ["prompt"])
     async def test_sampling(self, args: dict[str, Any], ctx: Ctx) -> Output:
-        message = models.SamplingMessage(role="user", content=text(str(args["prompt"])))
-        result = await ctx.peer.create_message(messages=[message], max_tokens=100)
-        blocks = result.content if isinstance(result.content, list) else [result.content]
-        answer = " ".join(b.text for b in blocks if isinstance(b, models.TextContent))
-        return f"LLM response: {answer or 'No response'}"
+        return f"LLM response: {await self.sample(ctx, str(args['prompt']), 100)}"
 
     @tool("Asks the user for a username and an email", {"message": STRING}, ["message"])
     async def test_elicitation(self, args: dict[str, Any], ctx: Ctx) -> Output:
@@ -412,8 +434,9 @@ class ConformanceServer(ServerHandlers):
     @tool("Replaces the watched resource's text; subscribers hear of it", {"content": STRING}, ["content"])
     async def test_update_watched_resource(self, args: dict[str, Any], ctx: Ctx) -> Output:
         self.watched_content = str(args["content"])
-        if WATCHED_URI in self.subscriptions:
-            await ctx.peer.send_resource_updated(uri=WATCHED_URI)
+        # Published once: the runtime tells each handshake session that subscribed to it
+        # (resources/subscribe) and each 2026-07-28 listen stream that named it.
+        self.changes.resource_updated(WATCHED_URI)
         return "Watched resource updated"
 
     @tool("Asks the user's name (input key user_name) and greets them")
@@ -503,10 +526,22 @@ class ConformanceServer(ServerHandlers):
     async def test_header_params(self, args: dict[str, Any], ctx: Ctx) -> Output:
         return f"region={args.get('region')!r} priority={args.get('priority')!r} note={args.get('note')!r}"
 
-    def form(self, ctx: Ctx, message: str, schema: dict[str, Any]) -> Awaitable[models.ElicitResult]:
-        """Ask the user to fill a form (``ctx.peer.elicit``)."""
+    async def form(self, ctx: Ctx, message: str, schema: dict[str, Any]) -> models.ElicitResult:
+        """Ask the user to fill a form (``ctx.peer.elicit``). A client whose revision cannot
+        show the form (2025-06-18 has no titled or multi-select enums) gets a tool error
+        naming the fields: the runtime refuses to send what that revision does not define."""
         requested = models.ElicitRequestFormParamsRequestedSchema.model_validate(schema)
-        return ctx.peer.elicit(models.ElicitRequestFormParams(message=message, requested_schema=requested))
+        params = models.ElicitRequestFormParams(message=message, requested_schema=requested)
+        try:
+            return await ctx.peer.elicit(params)
+        except ValidationError as error:
+            fields = unshowable_fields(error)
+            if not fields:
+                raise  # not the form: a bug, answered -32603
+            raise ToolError(
+                "This client's MCP revision cannot show this form: it has no field type for "
+                + ", ".join(fields)
+            ) from None
 
     async def sample(self, ctx: Ctx, prompt: str, max_tokens: int) -> str:
         """The text the client's LLM answers to ``prompt`` (``ctx.peer.create_message``)."""
@@ -517,9 +552,7 @@ class ConformanceServer(ServerHandlers):
 
     async def ask(self, ctx: Ctx, message: str, schema: dict[str, Any], label: str) -> str:
         """Ask the user to fill a form; describe the answer as ``label: action=..., content=...``."""
-        form = models.ElicitRequestFormParamsRequestedSchema.model_validate(schema)
-        params = models.ElicitRequestFormParams(message=message, requested_schema=form)
-        result = await ctx.peer.elicit(params)
+        result = await self.form(ctx, message, schema)
         return f"{label}: action={result.action}, content={json.dumps(result.content or {})}"
 
     # -- resources ---------------------------------------------------------------------------
@@ -556,13 +589,15 @@ class ConformanceServer(ServerHandlers):
         return models.ReadResourceResult(contents=[contents])
 
     async def subscribe(self, params: models.SubscribeRequestParams, ctx: Ctx) -> models.Result:
-        self.subscriptions.add(params.uri)
+        """Accept a ``resources/subscribe``: the runtime records it for this session, so
+        ``changes.resource_updated(uri)`` reaches it (serving it declares
+        ``resources.subscribe``)."""
         return models.Result()
 
     async def unsubscribe(
         self, params: models.UnsubscribeRequestParams, ctx: Ctx
     ) -> models.Result:
-        self.subscriptions.discard(params.uri)
+        """Accept a ``resources/unsubscribe`` (the runtime forgets the subscription)."""
         return models.Result()
 
     # -- prompts and completion --------------------------------------------------------------
@@ -642,16 +677,9 @@ def serving_options(server: ConformanceServer, revisions: Sequence[str] = ()) ->
 def serve_http(server: ConformanceServer, port: int, options: dict[str, Any]) -> None:
     """Serve Streamable HTTP at http://127.0.0.1:PORT/mcp with uvicorn."""
     try:
-        from mcp_codegen.runtime.http import http_app  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as error:
-        if error.name != "mcp_codegen.runtime.http":
-            raise
-        raise SystemExit(
-            "--port needs Streamable HTTP (mcp_codegen.runtime.http), which this runtime "
-            "does not provide yet; use --stdio"
-        ) from None
-    import uvicorn
-
+        import uvicorn
+    except ModuleNotFoundError:
+        raise SystemExit("--port needs uvicorn: pip install 'mcp-codegen[http]'") from None
     uvicorn.run(http_app(server, **options), host="127.0.0.1", port=port)
 
 

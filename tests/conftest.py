@@ -27,6 +27,16 @@ RELEASED = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"
 _counter = itertools.count()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolve a relative ``MCP_CODEGEN_SCHEMA_DIR`` (the README's ``../shared/mcp-spec``)
+    once, against the folder pytest was started from: tests change directory and start
+    programs elsewhere, which would read it against their own folder."""
+    configured = os.environ.get("MCP_CODEGEN_SCHEMA_DIR")
+    if configured and not os.path.isabs(configured):
+        resolved = (config.invocation_params.dir / configured).resolve()
+        os.environ["MCP_CODEGEN_SCHEMA_DIR"] = str(resolved)
+
+
 def official_spec_dir() -> Path:
     """``$MCP_CODEGEN_SCHEMA_DIR``, else ``../shared/mcp-spec`` beside the repository."""
     configured = os.environ.get("MCP_CODEGEN_SCHEMA_DIR")

@@ -46,7 +46,7 @@ class RecordingStore:
         self.inner = MemoryEventStore()
         self.appended: list[tuple[str, str, int]] = []
         self.replayed: list[tuple[str, int]] = []
-        self.forgotten: list[str] = []
+        self.forgotten: list[tuple[str, str | None]] = []
 
     async def append(self, session_id: str, stream_id: str, index: int, data: bytes) -> None:
         await asyncio.sleep(0)
@@ -58,10 +58,10 @@ class RecordingStore:
         self.replayed.append((stream_id, after))
         return await self.inner.replay(session_id, stream_id, after)
 
-    async def forget(self, session_id: str) -> None:
+    async def forget(self, session_id: str, stream_id: str | None = None) -> None:
         await asyncio.sleep(0)
-        self.forgotten.append(session_id)
-        self.inner.forget(session_id)
+        self.forgotten.append((session_id, stream_id))
+        self.inner.forget(session_id, stream_id)
 
 
 def raw_blocks(body: bytes) -> list[dict[str, str]]:
@@ -80,16 +80,15 @@ async def test_the_memory_store_satisfies_the_protocol() -> None:
 
 
 async def test_memory_store_replays_one_stream_and_forgets_a_session() -> None:
-    store = MemoryEventStore(max_events_per_stream=3, max_streams=2)
+    store = MemoryEventStore(max_events_per_session=3)
     for index in range(1, 6):
         store.append("s", "a", index, b"a%d" % index)
-    store.append("s", "b", 1, b"b1")
     store.append("t", "a", 1, b"other session")
     assert await store.replay("s", "a", 3) == [(4, b"a4"), (5, b"a5")]
-    assert await store.replay("s", "a", 0) == [(3, b"a3"), (4, b"a4"), (5, b"a5")]  # the window
+    assert await store.replay("s", "a", 0) == [(3, b"a3"), (4, b"a4"), (5, b"a5")]  # the bound
     assert await store.replay("s", "c", 0) is None
-    store.append("s", "c", 1, b"c1")  # a third stream: the oldest one goes
-    assert await store.replay("s", "a", 0) is None
+    store.append("s", "b", 1, b"b1")  # over the bound: the oldest event goes
+    assert await store.replay("s", "a", 0) == [(4, b"a4"), (5, b"a5")]
     assert await store.replay("t", "a", 0) == [(1, b"other session")]
     store.forget("s")
     assert await store.replay("s", "b", 0) is None
@@ -97,33 +96,35 @@ async def test_memory_store_replays_one_stream_and_forgets_a_session() -> None:
 
 async def test_a_custom_store_is_used_end_to_end() -> None:
     store = RecordingStore()
-    app = make_app(event_store=store)
+    tools = Tools()
+    app = make_app(tools, event_store=store, replay_grace=0)  # forget as soon as delivered
     session = await initialize(app)
-    reply = await send(app, body=call(1, "progress", {"steps": 3}, token="t"), session=session)
+    reply = exchange(app, body=call(1, "hold", token="t"), session=session)
+    await reply.until(lambda e: len(e.events()) == 1)
+    await reply.hang_up()  # the connection is lost mid-call
+    tools.gate.set()
     events = reply.events()
-    assert [m.get("method") for m in reply.messages()] == ["notifications/progress"] * 3 + [None]
     stream_id = events[0]["id"].rpartition(".")[0]
-    assert [(s, i) for _, s, i in store.appended if s == stream_id] == [
-        (stream_id, 1),
-        (stream_id, 2),
-        (stream_id, 3),
-        (stream_id, 4),
-    ]
-    assert {s for s, _, _ in store.appended} == {session}
+    await eventually(lambda: stream_id not in app.sessions[session].transport.streams)
+    assert [(s, i) for _, s, i in store.appended] == [(stream_id, 1), (stream_id, 2), (stream_id, 3)]
+    assert {s for s, _, _ in store.appended} == {session}  # nothing of initialize (plain JSON)
     # The stream has ended: resuming it is the store's job.
-    resumed = await send(app, "GET", session=session, headers={"last-event-id": events[1]["id"]})
-    assert store.replayed == [(stream_id, 2)]
-    assert [e["id"] for e in resumed.events()] == [e["id"] for e in events[2:]]
-    assert resumed.messages() == reply.messages()[2:]
+    resumed = await send(app, "GET", session=session, headers={"last-event-id": events[0]["id"]})
+    assert store.replayed == [(stream_id, 1)]
+    assert [e["id"] for e in resumed.events()] == [f"{stream_id}.2", f"{stream_id}.3"]
+    assert [m.get("method") for m in resumed.messages()] == ["notifications/progress", None]
+    # Delivered in full now: the store may forget the stream.
+    assert store.forgotten == [(session, stream_id)]
     # Unknown to the store: 404.
     missing = await send(app, "GET", session=session, headers={"last-event-id": stream_id + "9.0"})
     assert missing.status == 404
     assert (await send(app, "DELETE", session=session)).status == 200
-    await eventually(lambda: store.forgotten == [session])
+    await eventually(lambda: store.forgotten == [(session, stream_id), (session, None)])
 
 
 async def test_2025_11_25_post_streams_open_with_a_priming_event() -> None:
-    app = make_app(retry_ms=250)
+    tools = Tools()
+    app = make_app(tools, retry_ms=250)
     session = await initialize(app)
     reply = await send(app, body=call(1, "progress", {"steps": 2}, token="t"), session=session)
     blocks = raw_blocks(reply.body)
@@ -133,9 +134,15 @@ async def test_2025_11_25_post_streams_open_with_a_priming_event() -> None:
     assert priming["id"].rpartition(".")[0] == first["id"].rpartition(".")[0]
     assert all("retry" not in block for block in blocks[1:])
     assert len(parse_sse(reply.body)) == 3  # the priming event carries no message
-    # Resuming from the priming event replays the whole stream.
-    resumed = await send(app, "GET", session=session, headers={"last-event-id": priming["id"]})
-    assert resumed.messages() == reply.messages()
+    # Resuming from the priming event replays the whole stream (a connection lost early).
+    held = exchange(app, body=call(3, "hold", token="h"), session=session)
+    await held.until(lambda e: len(e.events()) == 1)
+    await held.hang_up()
+    tools.gate.set()
+    held_priming = raw_blocks(held.body)[0]
+    resumed = await send(app, "GET", session=session, headers={"last-event-id": held_priming["id"]})
+    assert [m.get("method") for m in resumed.messages()] == ["notifications/progress"] * 2 + [None]
+    assert resumed.messages()[0] == held.messages()[0]
     # A plain JSON reply has nothing to prime.
     plain = await send(app, body=call(2, "echo"), session=session)
     assert plain.header("content-type") == "application/json"

@@ -145,7 +145,8 @@ class Subscription:
     """An open ``subscriptions/listen`` stream; iterate it for its notifications.
 
     ``acknowledged`` is the filter the server agreed to honour (typed
-    ``SubscriptionFilter``); iteration ends when the server ends the stream.
+    ``SubscriptionFilter``); iteration ends when the server ends the stream, and raises
+    the connection's error (``ConnectionClosed``, naming the server) when it was lost.
     """
 
     def __init__(self, request_id: RequestId, background: bool = False) -> None:
@@ -154,6 +155,7 @@ class Subscription:
         self.acknowledged: Any = None
         self.ready = asyncio.Event()
         self._queue: asyncio.Queue[Notification | None] = asyncio.Queue()
+        self.lost: BaseException | None = None  # why the stream broke, if it did
 
     def deliver(self, method: str, params: Any) -> None:
         if method == ACKNOWLEDGED:
@@ -162,14 +164,19 @@ class Subscription:
         else:
             self._queue.put_nowait(Notification(method, params))
 
-    def end(self) -> None:
+    def end(self, lost: BaseException | None = None) -> None:
+        """The stream is over (``lost``: the connection error that ended it)."""
+        self.lost = lost
         self._queue.put_nowait(None)
 
     async def get(self, timeout: float | None = None) -> Notification:
-        """The next notification (``StopAsyncIteration`` once the stream has ended)."""
+        """The next notification (``StopAsyncIteration`` once the stream has ended; the
+        connection's error if it was lost)."""
         item = await asyncio.wait_for(self._queue.get(), timeout)
         if item is None:
             self._queue.put_nowait(None)
+            if self.lost is not None:
+                raise self.lost
             raise StopAsyncIteration
         return item
 
@@ -673,13 +680,17 @@ class ClientSession(Session):
         self._subscriptions[subscription.id] = subscription
 
         async def run() -> Any:
+            lost: BaseException | None = None
             try:
                 return await self._request(
                     spec, {"notifications": notifications}, 0, subscription.id
                 )
+            except (ConnectionClosed, OSError) as error:
+                lost = error
+                raise
             finally:
                 self._subscriptions.pop(subscription.id, None)
-                subscription.end()
+                subscription.end(lost)
 
         return asyncio.ensure_future(run()), subscription
 

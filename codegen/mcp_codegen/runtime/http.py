@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import ipaddress
 import logging
 import secrets
 import time
@@ -56,7 +57,11 @@ logger = logging.getLogger("mcp_codegen.runtime")
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+#: An open stream's window of recent events (for live delivery and quick resumption).
 MAX_EVENTS_PER_STREAM = 10_000
+MAX_WINDOW_BYTES = 1024 * 1024
+#: How long a stream written in full stays replayable (see ``SessionTransport.delivered``).
+REPLAY_GRACE_SECONDS = 10.0
 
 
 @dataclass
@@ -73,22 +78,34 @@ class BearerAuth:
 
 
 class Stream:
-    """One SSE stream of a session. Every event is delivered live and handed to the
-    session's :class:`EventStore`; the last ``MAX_EVENTS_PER_STREAM`` are also kept here
-    while the stream is open, so following it live never reads the store.
+    """One stream of a session: a request's reply or the GET stream. Every event is
+    delivered live; once the stream is SSE (``stored``: from the start for the GET stream,
+    from :meth:`store_events` on for a request's reply, which stays plain JSON if it can),
+    its events also go to the session's :class:`EventStore` for resumption. A window of
+    the latest events (at most ``MAX_EVENTS_PER_STREAM`` and ``MAX_WINDOW_BYTES``, the
+    newest always) is kept here while the stream is open, so following it live never reads
+    the store; a reader falling further behind skips what left the window.
 
     Events are numbered from 1; the event id on the wire is ``<stream id>.<index>``, and
     ``<stream id>.0`` (the priming event of 2025-11-25) means "before the first event".
     """
 
     def __init__(
-        self, stream_id: str, store: EventStore, session_id: str, *, polling: bool = False
+        self,
+        stream_id: str,
+        store: EventStore,
+        session_id: str,
+        *,
+        polling: bool = False,
+        stored: bool = False,
     ) -> None:
         self.id = stream_id
         self.store = store
         self.session_id = session_id
         self.polling = polling  # 2025-11-25+: the client resumes a dropped POST stream
+        self.stored = stored  # its events go to the store (it is, or will be, SSE)
         self.events: deque[bytes] = deque()
+        self.size = 0  # bytes in ``events``
         self.first = 1  # the index of events[0]: older events were dropped from the window
         self.closed = False
         self.drops = 0  # how many times the server dropped the connections following it
@@ -103,12 +120,30 @@ class Stream:
         """Add an event: live at once; what the store returns (an awaitable when it does
         I/O) is for the sender to await."""
         index = self.end
-        self.events.append(data)
-        if len(self.events) > MAX_EVENTS_PER_STREAM:
-            self.events.popleft()
+        events = self.events
+        events.append(data)
+        self.size += len(data)
+        while len(events) > 1 and (
+            len(events) > MAX_EVENTS_PER_STREAM or self.size > MAX_WINDOW_BYTES
+        ):
+            self.size -= len(events.popleft())
             self.first += 1
         self._changed.set()
-        return self.store.append(self.session_id, self.id, index, data)
+        if self.stored:
+            return self.store.append(self.session_id, self.id, index, data)
+        return None
+
+    async def store_events(self) -> None:
+        """The stream is SSE from now on (replayable): the store gets what the window holds
+        and every event after it."""
+        self.stored = True
+        pending = [
+            self.store.append(self.session_id, self.id, self.first + offset, data)
+            for offset, data in enumerate(self.events)
+        ]
+        for awaitable in pending:
+            if awaitable is not None:
+                await awaitable
 
     def close(self) -> None:
         self.closed = True
@@ -166,19 +201,29 @@ def close_sse_stream() -> bool:
 
 class SessionTransport:
     """Routes what the engine sends: to the POST stream of the request being served (a
-    context variable, inherited by its handler task), else to the session's GET stream.
+    context variable, inherited by its handler task) while that stream is open, else to
+    the session's GET stream. A stream of another session is never written to, whatever
+    context the sender runs in.
 
     Stream ids are ``<tag>p<n>`` (POST replies) and ``<tag>g`` (the GET stream), where the
     tag is random per session: event ids are unique over the session's streams, name their
     stream, and an id from another session never matches one of ours.
     """
 
-    def __init__(self, session_id: str, store: EventStore | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        store: EventStore | None = None,
+        replay_grace: float = REPLAY_GRACE_SECONDS,
+    ) -> None:
         self.session_id = session_id
         self.store: EventStore = store if store is not None else MemoryEventStore()
+        self.replay_grace = replay_grace
+        # Streams written in full, with when they stop being replayable (oldest first).
+        self._delivered: deque[tuple[float, str]] = deque()
         self.tag = secrets.token_hex(4)
         self.polling = False  # set once the session has negotiated 2025-11-25 or later
-        self.standalone = Stream(self.tag + "g", self.store, session_id)
+        self.standalone = Stream(self.tag + "g", self.store, session_id, stored=True)
         self.streams: dict[str, Stream] = {self.standalone.id: self.standalone}  # open ones
         self._counter = 0
 
@@ -194,6 +239,18 @@ class SessionTransport:
         """The stream is complete: from now on it is resumed from the store only."""
         stream.close()
         self.streams.pop(stream.id, None)
+
+    async def delivered(self, stream_id: str) -> None:
+        """A complete stream was written in full to a live connection. The connection may
+        still break before the client has read its end (the kernel took the bytes, nothing
+        more is known), so it stays replayable for ``replay_grace`` seconds, then the store
+        forgets it (checked as later streams are delivered; all of it at session end).
+        Memory stays bounded meanwhile by the store's per-session limits."""
+        now = time.monotonic()
+        self._delivered.append((now + self.replay_grace, stream_id))
+        delivered = self._delivered
+        while delivered and delivered[0][0] <= now:
+            await _settle(self.store.forget(self.session_id, delivered.popleft()[1]))
 
     async def resume(self, last_event_id: str) -> tuple[Stream | None, AsyncIterator[tuple[str, bytes]]] | None:
         """What follows ``last_event_id`` on its own stream (the stream, if still open, and
@@ -215,7 +272,13 @@ class SessionTransport:
         return None
 
     async def send(self, data: bytes) -> None:
-        stream = _current_stream.get() or self.standalone
+        stream = _current_stream.get()
+        if stream is None or stream.closed or stream.session_id != self.session_id:
+            # Not sent by a request of this session that is still open (a task that outlived
+            # its request, or work another session's request started): the GET stream.
+            stream = self.standalone
+            if stream.closed:  # the session has ended
+                return
         pending = stream.append(data)
         if pending is not None:
             await pending
@@ -244,6 +307,7 @@ class HttpSession:
     last_seen: float = field(default_factory=time.monotonic)
     get_connected: bool = False
     principal: Any = None  # who initialized it (with auth on): no one else may use it
+    owner: Any = None  # whose sessions it counts with against the per-client cap
     active: int = 0  # HTTP requests of this session being served right now
 
     def busy(self) -> bool:
@@ -253,6 +317,14 @@ class HttpSession:
 
 class HttpApp:
     """The ASGI application. Build it with :func:`http_app`.
+
+    Session limits: each client (the principal with ``auth``, else the client's address)
+    holds at most ``max_sessions_per_client`` sessions; a new one ends the client's least
+    recently used idle session, or is refused with 429 when all of them are in use. When
+    the server holds ``max_sessions``, a new session ends the least recently used idle
+    session of anyone, or is refused with 503 when every session is in use. A session is
+    idle when no request of it is in flight, no stream of it is open and no handler of it
+    runs; an idle session also ends after ``session_idle_timeout`` seconds.
 
     ``legacy_sse``: True (or :class:`~mcp_codegen.runtime.http_sse.SsePaths`) also serves
     the deprecated 2024-11-05 HTTP+SSE transport beside the MCP endpoint (GET ``/sse``,
@@ -268,16 +340,21 @@ class HttpApp:
         allowed_origins: Iterable[str] | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_sessions: int = 1000,
+        max_sessions_per_client: int = 100,
         session_idle_timeout: float = 1800.0,
         auth: BearerAuth | None = None,
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
+        replay_grace: float = REPLAY_GRACE_SECONDS,
         modern: ModernEndpoint | None = None,
         legacy_versions: Iterable[str] = (),
         legacy_sse: bool | SsePaths = False,
     ) -> None:
         if make_session is None and modern is None:
             raise ValueError("HttpApp needs handshake-era sessions, a stateless endpoint, or both")
+        for name, limit in (("max_sessions", max_sessions), ("max_sessions_per_client", max_sessions_per_client)):
+            if limit < 1:
+                raise ValueError(f"{name} must be at least 1 (got {limit})")
         self.make_session = make_session
         # 2026-07-28 requests (no session) go to ``modern``; the era routing needs to know
         # which version headers name a handshake-era revision.
@@ -289,11 +366,13 @@ class HttpApp:
         # Where SSE events are kept for resumption; one store serves every session.
         self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
         self.retry_ms = retry_ms  # the SSE ``retry`` field: how long a client waits to resume
+        self.replay_grace = replay_grace  # how long a stream written in full stays replayable
         self.path = path.rstrip("/") or "/"
         self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
         self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
@@ -341,7 +420,7 @@ class HttpApp:
             await respond(send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"POST")])
             return
         if method == "POST":
-            await self._post(headers, principal, receive, send)
+            await self._post(scope, headers, principal, receive, send)
         elif method == "GET":
             await self._get(headers, principal, receive, send)
         elif method == "DELETE":
@@ -476,7 +555,7 @@ class HttpApp:
     # -- POST -------------------------------------------------------------------------------
 
     async def _post(
-        self, headers: dict[str, str], principal: Any, receive: Receive, send: Send
+        self, scope: Scope, headers: dict[str, str], principal: Any, receive: Receive, send: Send
     ) -> None:
         if await refused_json_post(headers, send, self.max_body_bytes):
             return
@@ -506,7 +585,7 @@ class HttpApp:
             await self.modern.post(headers, message, principal, receive, send)
             return
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
-            await self._initialize(message, principal, send)
+            await self._initialize(message, principal, self.owner(scope, principal), send)
             return
         session = await self._open(headers, principal, send)
         if session is None:
@@ -527,17 +606,17 @@ class HttpApp:
                 else:
                     await respond(send, 202, b"", None)
 
-    async def _initialize(self, message: dict[str, Any], principal: Any, send: Send) -> None:
-        self._expire_idle()
-        if len(self.sessions) >= self.max_sessions:
-            await respond_error(
-                send, 503, RpcError(INVALID_REQUEST, "Service Unavailable: too many sessions")
-            )
+    async def _initialize(
+        self, message: dict[str, Any], principal: Any, owner: Any, send: Send
+    ) -> None:
+        refused = self._make_room(owner)
+        if refused is not None:
+            await respond_error(send, refused[0], RpcError(INVALID_REQUEST, refused[1]))
             return
         assert self.make_session is not None
         server = self.make_session()
         session_id = f"{self.worker_tag}-{secrets.token_urlsafe(24)}"
-        transport = SessionTransport(session_id, self.event_store)
+        transport = SessionTransport(session_id, self.event_store, self.replay_grace)
         engine = Engine(
             transport,
             server,
@@ -546,6 +625,7 @@ class HttpApp:
         server.engine = engine
         session = HttpSession(session_id, server, engine, transport)
         session.principal = principal
+        session.owner = owner
         reply = await self._run(session, message, None, None)
         if server.package is None:  # initialize failed: no session is kept
             await _settle(self.event_store.forget(session_id))
@@ -620,11 +700,14 @@ class HttpApp:
                 return
         else:
             task.add_done_callback(lambda _: transport.close_stream(stream))
+        await stream.store_events()  # an SSE stream: replayable from now on
         # 2025-11-25: open with an id-bearing empty event, so even a connection lost before
         # the first message can be resumed (older clients choke on empty data: none for them).
         priming = _event(stream.event_id(0), b"", self.retry_ms) if stream.polling else b""
         events = stream.follow(1, drops=0)  # a drop asked for before this point counts too
-        await _stream_events(send, receive, events, priming, self.retry_ms)
+        written = await _stream_events(send, receive, events, priming, self.retry_ms)
+        if written is not None and stream.closed and stream.end > 1 and written == stream.event_id(stream.end - 1):
+            await transport.delivered(stream.id)
 
     async def _post_batch(
         self, session: HttpSession, batch: list[Any], receive: Receive, send: Send
@@ -675,7 +758,15 @@ class HttpApp:
             return
         with self._serving(session):
             if stream is not standalone:
-                await _stream_events(send, receive, events, b"", self.retry_ms)
+                assert last_event
+                written = await _stream_events(send, receive, events, b"", self.retry_ms)
+                # Delivered in full: the stream had ended (and everything the store kept of
+                # it went out), or it has ended since and its last event went out.
+                if written is not None and (
+                    stream is None
+                    or (stream.closed and (written or last_event) == stream.event_id(stream.end - 1))
+                ):
+                    await session.transport.delivered(last_event.rpartition(".")[0])
                 return
             session.get_connected = True
             try:
@@ -706,9 +797,64 @@ class HttpApp:
         idle_since = time.monotonic() - session.last_seen
         return idle_since > self.session_idle_timeout and not session.busy()
 
-    def _expire_idle(self) -> None:
-        for session in [s for s in self.sessions.values() if self._expired(s)]:
-            self._end(session)
+    def owner(self, scope: Scope, principal: Any) -> Any:
+        """Whose sessions count together against ``max_sessions_per_client``: the principal
+        with authentication on, else the client's address, an IPv6 one by its /64 (behind a
+        reverse proxy, let the ASGI server take it from the forwarding headers, e.g. uvicorn
+        ``--proxy-headers``)."""
+        if self.auth is not None:
+            return principal
+        client = scope.get("client")
+        return _network_of(client[0]) if client else None
+
+    def _make_room(self, owner: Any) -> tuple[int, str] | None:
+        """Make room for a new session of ``owner``: end expired sessions, then, at a cap,
+        the least recently used idle session of ``owner`` (its own cap) or of anyone (the
+        server's). None when there is room; else the status and message of a refusal."""
+        own = []
+        for session in list(self.sessions.values()):
+            if self._expired(session):
+                self._end(session)
+            elif session.owner == owner:
+                own.append(session)
+        while len(own) >= self.max_sessions_per_client:
+            victim = _least_recently_used_idle(own)
+            if victim is None:
+                return 429, (
+                    f"Too Many Requests: this client already has {len(own)} sessions in use; "
+                    "end one it no longer needs with DELETE"
+                )
+            own.remove(victim)
+            self._evict(victim, "this client's session cap")
+        while len(self.sessions) >= self.max_sessions:
+            victim = _least_recently_used_idle(self.sessions.values())
+            if victim is None:
+                return 503, "Service Unavailable: too many sessions in use; try again later"
+            self._evict(victim, "the server's session cap")
+        return None
+
+    def _evict(self, session: HttpSession, cap: str) -> None:
+        logger.info("ended idle session %s... to make room under %s", session.id[:12], cap)
+        self._end(session)
+
+
+def _network_of(host: str) -> str:
+    """A client address as its owner: an IPv6 address by its /64 (what one subscriber
+    usually has to pick addresses from), an IPv4 one (mapped into IPv6 or not) by itself."""
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host)
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
+
+
+def _least_recently_used_idle(sessions: Iterable[HttpSession]) -> HttpSession | None:
+    idle = [session for session in sessions if not session.busy()]
+    return min(idle, key=lambda session: session.last_seen) if idle else None
 
 
 def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp:
@@ -752,23 +898,34 @@ def _event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:
     return b"event: message\nid: " + event_id.encode() + b"\n" + retry + b"data: " + data + b"\n\n"
 
 
-async def _pump(send: Send, events: AsyncIterator[tuple[str, bytes]], retry_ms: int) -> None:
+async def _pump(send: Send, events: AsyncIterator[tuple[str, bytes]], retry_ms: int) -> str:
+    """Write ``events``; return the id of the last one written ("" for none)."""
+    written = ""
     async for event_id, data in events:
         if not event_id:  # the server drops this connection: say when to come back
             chunk = b"retry: %d\n\n" % retry_ms
         else:
             chunk = b"event: message\nid: " + event_id.encode() + b"\ndata: " + data + b"\n\n"
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        written = event_id or written
+    return written
 
 
 _BACKGROUND: set[asyncio.Future[Any]] = set()
 
 
 def _background(pending: Awaitable[None]) -> None:
-    """Let an event store's clean-up run on its own (from code that cannot await)."""
-    future = asyncio.ensure_future(pending)
+    """Let an event store's clean-up run on its own (from code that cannot await), in an
+    empty context (it may be another session's), its failure logged."""
+    future = contextvars.Context().run(asyncio.ensure_future, pending)
     _BACKGROUND.add(future)
-    future.add_done_callback(_BACKGROUND.discard)
+    future.add_done_callback(_background_done)
+
+
+def _background_done(future: asyncio.Future[None]) -> None:
+    _BACKGROUND.discard(future)
+    if not future.cancelled() and future.exception() is not None:
+        logger.error("event store clean-up failed", exc_info=future.exception())
 
 
 async def _settle(pending: Awaitable[None] | None) -> None:
@@ -782,11 +939,13 @@ async def _stream_events(
     events: AsyncIterator[tuple[str, bytes]],
     priming: bytes,
     retry_ms: int,
-) -> None:
+) -> str | None:
     """Write ``priming`` then ``events`` as SSE until they end or the client hangs up.
 
     A hang-up ends only this HTTP response: the stream itself (and the handler feeding it)
-    goes on, and its events stay replayable with ``Last-Event-ID``.
+    goes on, and its events stay replayable with ``Last-Event-ID``. Returns the id of the
+    last event written ("" for none) when the response ended with the connection still
+    open, None when the client hung up first: the server cannot know more of delivery.
     """
     await send(
         {
@@ -808,5 +967,6 @@ async def _stream_events(
             task.cancel()
         await asyncio.gather(pump, hangup, return_exceptions=True)
     if pump.cancelled() or pump.exception() is not None:
-        return  # the client is gone (or the server's send failed): nothing more to write
+        return None  # the client is gone (or the server's send failed): nothing more to write
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+    return None if not hangup.cancelled() else pump.result()

@@ -8,6 +8,16 @@ chunked); every message they carry is handed to the JSON-RPC engine.
 The stateless era (2026-07-28) is POST only: no session, no GET stream, no DELETE; every
 POST carries the request-metadata headers (:func:`request_headers`), and closing a reply
 stream is how a request is cancelled.
+
+A message is POSTed once, never again: a POST whose connection breaks may have reached the
+server (and a tool may have run), so the call fails with :class:`ResponseLost` and the caller
+decides whether to send it again, as a new request with a new id (the transport rules: HC-5,
+HC-6). The only request sent twice is an idempotent one (GET, DELETE) whose reused
+keep-alive connection broke before any byte of the response came back; a pooled connection
+the server has closed is noticed before it is used (:meth:`HttpClient._connect`), and a
+refused connection means nothing was sent (:class:`ServerUnreachable`). Resuming a broken
+SSE reply with GET + ``Last-Event-ID`` (handshake era) is not a re-send: it reads the rest
+of the same reply.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import select
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -24,6 +35,7 @@ from urllib.parse import urlsplit
 
 from pydantic_core import from_json, to_json
 
+from .jsonrpc import ConnectionClosed
 from .modern import (
     HEADER_ANNOTATION,
     NAME_PARAM,
@@ -38,7 +50,21 @@ logger = logging.getLogger("mcp_codegen.runtime")
 
 
 class ServerUnreachable(ConnectionError):
-    """No TCP connection to the server's host and port."""
+    """No TCP connection to the server's host and port (nothing was sent)."""
+
+
+class ResponseLost(ConnectionClosed, ConnectionError):
+    """The connection broke after a message was sent and before its response came (in the
+    handshake era: and resuming the reply failed). The request may have run on the server;
+    it is never sent again by the client: send it again (a new request, with a new id) only
+    where running it twice is harmless."""
+
+
+#: Requests HTTP lets a client repeat (RFC 9110 9.2.2); never POST.
+IDEMPOTENT = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+#: How many times a handshake-era reply stream is resumed (GET + Last-Event-ID) before
+#: the request is given up as lost.
+MAX_RESUMPTIONS = 10
 
 
 class HttpError(Exception):
@@ -254,10 +280,32 @@ class Response:
             yield chunk
 
 
+def _has_input(fileno: int) -> bool:
+    """Whether a socket has something to read (or its peer closed it), without waiting."""
+    if fileno < 1024 or not hasattr(select, "poll"):  # select's range (FD_SETSIZE)
+        return bool(select.select([fileno], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(fileno, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        sock = writer.get_extra_info("socket")
+        self.fileno: int = sock.fileno() if sock is not None else -1
+
+    def idle_and_open(self) -> bool:
+        """Whether a pooled keep-alive connection can carry a request: the server has not
+        closed it (nor sent anything, which it may not do between responses). The socket
+        itself is asked, so a close the event loop has not processed yet counts too."""
+        if self.reader.at_eof() or self.writer.is_closing() or self.fileno < 0:
+            return False
+        try:
+            return not _has_input(self.fileno)
+        except OSError:  # closed meanwhile
+            return False
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -286,11 +334,17 @@ class HttpClient:
             self.path += "?" + parts.query
         self.host_header = parts.netloc
 
-    async def _connect(self) -> _Connection:
-        while self._idle:
+    async def _connect(self, reuse: bool = True) -> tuple[_Connection, bool]:
+        """A connection for one request, and whether it is a reused keep-alive one. Pooled
+        connections the server has closed are dropped here, before anything is written."""
+        while reuse and self._idle:
             connection = self._idle.pop()
-            if not connection.reader.at_eof():
-                return connection
+            if connection.idle_and_open():
+                return connection, True
+            connection.close()
+        return await self._open(), False
+
+    async def _open(self) -> _Connection:
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port, limit=2**26)
         except OSError as error:
@@ -301,6 +355,11 @@ class HttpClient:
             ) from error
         return _Connection(reader, writer)
 
+    async def connect_ahead(self) -> None:
+        """Open a connection now and pool it for the next request: :class:`ServerUnreachable`
+        at once if the server is gone, without sending anything."""
+        self._idle.append(await self._open())
+
     def release(self, response: Response) -> None:
         if response.headers.get("connection", "").lower() == "close":
             response.connection.close()
@@ -310,22 +369,30 @@ class HttpClient:
     async def request(
         self, method: str, body: bytes = b"", headers: dict[str, str] | None = None
     ) -> Response:
+        """Send one request and read the head of its response (the body is left to read).
+
+        Sent once. Only an idempotent request (:data:`IDEMPOTENT`) whose reused keep-alive
+        connection broke before any byte of the response came back is sent again, once, on
+        a new connection; a POST's broken connection raises, whatever the server received.
+        """
         merged = {**self.headers, **headers} if headers else self.headers
         head = request_head(method, self.path, self.host_header, merged, body)
-        for attempt in (1, 2):
-            connection = await self._connect()
+        reuse = True
+        while True:
+            connection, reused = await self._connect(reuse)
             try:
                 connection.writer.write(head + body)
                 await connection.writer.drain()
                 return await read_response(connection)
-            except (ConnectionError, asyncio.IncompleteReadError):
+            except (ConnectionError, asyncio.IncompleteReadError) as error:
                 connection.close()
-                if attempt == 2:
+                answered = isinstance(error, asyncio.IncompleteReadError) and bool(error.partial)
+                if not reused or answered or method not in IDEMPOTENT:
                     raise
+                reuse = False  # once more, on a new connection
             except BaseException:  # cancelled while waiting for the answer: never reused
                 connection.close()
                 raise
-        raise AssertionError("unreachable")
 
     async def close(self) -> None:
         for connection in self._idle:
@@ -420,6 +487,11 @@ class HttpClientTransport:
     ``deliver``; the session id and protocol-version headers are kept and sent after the
     handshake. A GET stream for server-initiated messages is opened on demand.
 
+    ``send`` returns once the reply is in: a request's response has been delivered, or the
+    request has failed (:class:`ResponseLost`, naming the server). A handshake-era reply
+    stream that breaks is resumed within ``send`` (GET + ``Last-Event-ID``), so a pending
+    request never outlives its caller's task, and a dead server fails it at once.
+
     With ``modern`` set (stateless era) no session id is kept, each POST also carries
     :data:`REQUEST_HEADERS`, an id-less JSON-RPC error body answers the request it came
     for, and a reply stream that ends without the response fails the request.
@@ -446,9 +518,14 @@ class HttpClientTransport:
         self._get_task: asyncio.Task[None] | None = None
         self.last_event_id: str | None = None
         self.retry_ms = 1000
-        self._resumes: dict[Any, asyncio.Task[None]] = {}
-        self._answered: set[Any] = set()
-        self._answer_events: dict[Any, asyncio.Event] = {}
+        #: requests whose reply stream is being resumed -> resolved when the response
+        #: comes on another stream (or failed when the transport closes)
+        self._resuming: dict[Any, asyncio.Future[None]] = {}
+
+    @property
+    def closed_reason(self) -> str:
+        """Why requests still waiting when the engine stops are failed."""
+        return f"the connection to {self.http.url} was closed"
 
     def _session_headers(self) -> dict[str, str]:
         headers = {}
@@ -458,20 +535,41 @@ class HttpClientTransport:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
+    def _lost(self, request_id: Any, why: str) -> ResponseLost:
+        what = "a message" if request_id is None else f"request {request_id!r}"
+        return ResponseLost(
+            f"{what} to {self.http.url} got no response: {why}. It may have run on the "
+            "server and is not sent again; send it again (a new request) only if running "
+            "it twice is harmless"
+        )
+
     async def receive(self) -> bytes | None:
         await self._closed.wait()
         return None
 
     async def send(self, data: bytes) -> None:
-        """POST one message; deliver what comes back; resume a broken SSE reply via GET."""
+        """POST one message; deliver what comes back; resume a broken SSE reply via GET.
+
+        A POST is never sent twice: if its connection breaks, :class:`ResponseLost`."""
         headers = {"Content-Type": "application/json", **self._session_headers()}
         if self.modern:
             extra = REQUEST_HEADERS.get()
             if extra:
                 headers.update(extra)
-        response = await authorized_request(self.http, self.auth, "POST", data, headers)
+        try:
+            response = await authorized_request(self.http, self.auth, "POST", data, headers)
+        except ServerUnreachable:
+            raise  # nothing was sent
+        except (OSError, asyncio.IncompleteReadError) as error:
+            raise self._lost(_request_id_of(data), how_it_broke(error)) from None
         try:
             await self._handle(response, data)
+        except ResponseLost:
+            response.connection.close()
+            raise
+        except (OSError, asyncio.IncompleteReadError) as error:  # the reply broke off
+            response.connection.close()
+            raise self._lost(_request_id_of(data), how_it_broke(error)) from None
         except BaseException:
             # Cancelled (the caller timed out) or broken mid-reply: the connection is in an
             # unknown state, so it is closed, never reused.
@@ -509,16 +607,12 @@ class HttpClientTransport:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):
             request_id = _request_id_of(sent)
-            answered, last_id = await self._consume(response, request_id)
-            if request_id is not None and not answered and self.modern:
-                raise ConnectionError("the reply stream ended before the response")
-            if request_id is not None and not answered:
-                # Resume in the background: the response may also come on the GET stream.
-                task = asyncio.create_task(self._resume(request_id, last_id))
-                self._resumes[request_id] = task
-                task.add_done_callback(lambda _: self._resumes.pop(request_id, None))
-            else:
-                self._answered.discard(request_id)
+            answered, last_id, why = await self._consume(response, request_id)
+            if request_id is None or answered:
+                return
+            if self.modern:  # no resumption in the stateless era: the caller decides
+                raise self._lost(request_id, f"the reply stream {why}")
+            await self._resume(request_id, last_id, why)
             return
         body = await response.read()
         self.http.release(response)
@@ -538,10 +632,10 @@ class HttpClientTransport:
 
     async def _consume(
         self, response: Response, request_id: Any = None, last_id: str | None = None
-    ) -> tuple[bool, str | None]:
+    ) -> tuple[bool, str | None, str]:
         """Deliver an SSE reply's messages. Returns whether the response to ``request_id``
-        came, and the id of this stream's last event (where a resumption starts)."""
-        answered = False
+        came, the id of this stream's last event (where a resumption starts), and how the
+        stream ended (for an error message)."""
         try:
             async for event_id, data, retry in response.events():
                 if event_id is not None:
@@ -550,71 +644,106 @@ class HttpClientTransport:
                     self.retry_ms = retry
                 if data and self.deliver:
                     responded = await self._deliver(data)
-                    answered = answered or (request_id is not None and responded == request_id)
-                    if answered:  # the stream has served its purpose; do not wait for its end
+                    if request_id is not None and responded == request_id:
+                        # the stream has served its purpose; do not wait for its end
                         response.connection.close()
-                        return True, last_id
-        except (ConnectionError, asyncio.IncompleteReadError):
+                        return True, last_id, ""
+        except (OSError, asyncio.IncompleteReadError) as error:
             response.connection.close()
-            return answered, last_id
+            return False, last_id, f"broke off ({how_it_broke(error)})"
         except BaseException:
             response.connection.close()
             raise
         self.http.release(response)  # the stream ended cleanly: the connection is reusable
-        return answered, last_id
+        return False, last_id, "ended before the response"
 
     async def _deliver(self, data: bytes) -> Any:
-        """Hand a message to the engine; note responses, so a resumption can stop.
-        Returns the id the message answers (None unless it is a response)."""
+        """Hand a message to the engine; a response to a request being resumed ends its
+        resumption. Returns the id the message answers (None unless it is a response)."""
         answered = _response_id(data)
-        if answered is not None:
-            self._answered.add(answered)
-            event = self._answer_events.get(answered)
-            if event is not None:
-                event.set()
+        if answered is not None and self._resuming:
+            waiter = self._resuming.get(answered)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
         assert self.deliver is not None
         await self.deliver(data)
         return answered
 
-    async def _resume(self, request_id: Any, last_id: str | None) -> None:
-        """The reply stream ended before the response: wait ``retry`` ms, then GET with
-        the ``Last-Event-ID`` of that same stream (2025-11-25 SSE polling) until the
-        response arrives, here or on another stream."""
-        event = self._answer_events.setdefault(request_id, asyncio.Event())
-        if request_id in self._answered:
-            event.set()
+    async def _resume(self, request_id: Any, last_id: str | None, why: str) -> None:
+        """The reply stream of ``request_id`` ended before its response: resume it, in the
+        caller's task, with GET + the ``Last-Event-ID`` of that same stream (2025-11-25 SSE
+        polling: after waiting ``retry`` ms) until the response arrives, here or on another
+        stream. Each attempt opens its connection before the wait, so a server that is gone
+        fails the request at once, however long ``retry`` is (one that dies during the wait:
+        when it ends). Raises :class:`ResponseLost` when the stream cannot be resumed: no
+        event id, the server gone or refusing, too many attempts.
+        """
+        if last_id is None:
+            raise self._lost(request_id, f"the reply stream {why}, with no event id to resume from")
+        resume_from: str = last_id
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._resuming[request_id] = waiter
         try:
-            for _attempt in range(10):
-                if last_id is None or event.is_set():
-                    break
-                await asyncio.sleep(self.retry_ms / 1000)
+            for _attempt in range(MAX_RESUMPTIONS):
+                try:
+                    await self.http.connect_ahead()
+                except ServerUnreachable as error:
+                    raise self._lost(request_id, f"the reply stream {why}, and {error}") from None
+                await asyncio.wait({waiter}, timeout=self.retry_ms / 1000)
+                if waiter.done():
+                    waiter.result()  # answered elsewhere (or raises: the transport closed)
+                    return
                 headers = {
                     "Accept": "text/event-stream",
-                    "Last-Event-ID": last_id,
+                    "Last-Event-ID": resume_from,
                     **self._session_headers(),
                 }
-                response = await self.http.request("GET", b"", headers)
+                try:
+                    response = await self.http.request("GET", b"", headers)
+                except (OSError, asyncio.IncompleteReadError) as error:
+                    raise self._lost(
+                        request_id,
+                        f"the reply stream {why}, and resuming it failed ({how_it_broke(error)})",
+                    ) from None
                 if response.status != 200:
-                    await response.read()
-                    self.http.release(response)
-                    break
-                consume = asyncio.ensure_future(self._consume(response, request_id, last_id))
-                answered = asyncio.ensure_future(event.wait())
-                await asyncio.wait({consume, answered}, return_when=asyncio.FIRST_COMPLETED)
-                answered.cancel()
-                if not consume.done():
-                    consume.cancel()
                     response.connection.close()
-                elif not consume.cancelled() and consume.exception() is None:
-                    done, last_id = consume.result()
-                    if done:
-                        return
-                if event.is_set():
+                    raise self._lost(
+                        request_id,
+                        f"the reply stream {why}, and resuming it got HTTP {response.status}",
+                    )
+                answered, last_id, why = await self._consume_or_answer(
+                    response, request_id, resume_from, waiter
+                )
+                if answered:
                     return
-            logger.warning("the response stream for request %r was lost", request_id)
+                resume_from = last_id or resume_from
+            raise self._lost(request_id, f"the reply stream {why}, {MAX_RESUMPTIONS} times")
         finally:
-            self._answer_events.pop(request_id, None)
-            self._answered.discard(request_id)
+            self._resuming.pop(request_id, None)
+            if waiter.done() and not waiter.cancelled():
+                waiter.exception()  # retrieved, whatever happens to it
+            else:
+                waiter.cancel()
+
+    async def _consume_or_answer(
+        self, response: Response, request_id: Any, last_id: str, waiter: asyncio.Future[None]
+    ) -> tuple[bool, str | None, str]:
+        """Read a resumed stream until it ends or the response came (on it, or elsewhere:
+        ``waiter``); what :meth:`_consume` returns."""
+        consume = asyncio.ensure_future(self._consume(response, request_id, last_id))
+        either: set[asyncio.Future[Any]] = {consume, waiter}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not consume.done():
+                consume.cancel()  # it closes its connection
+                await asyncio.wait({consume})
+        if not waiter.done():
+            return consume.result()
+        if not consume.cancelled():
+            consume.exception()  # nothing left unretrieved
+        waiter.result()  # raises if the transport closed
+        return True, last_id, ""
 
     async def start_get_stream(self, timeout: float = 2.0) -> None:
         """Listen for server-initiated messages (a 405 means the server offers none).
@@ -631,6 +760,8 @@ class HttpClientTransport:
             await asyncio.wait_for(ready.wait(), timeout)
 
     async def _get_stream(self, ready: asyncio.Event) -> None:
+        """The GET stream's task: it ends quietly when the server goes away (requests in
+        flight fail on their own streams) and never with an exception."""
         client = HttpClient(self.http.url, dict(self.http.headers))
         response: Response | None = None
         try:
@@ -646,8 +777,10 @@ class HttpClientTransport:
                         await self._deliver(data)
                 response.connection.close()
                 await asyncio.sleep(self.retry_ms / 1000)  # no tight loop on short streams
-        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+        except (OSError, asyncio.IncompleteReadError):
             return
+        except Exception:
+            logger.exception("the GET stream of %s failed", self.http.url)
         finally:
             ready.set()
             if response is not None:
@@ -657,8 +790,9 @@ class HttpClientTransport:
     async def close(self) -> None:
         """End the session (DELETE) and close connections."""
         self._closed.set()
-        for task in list(self._resumes.values()):
-            task.cancel()
+        for request_id, waiter in list(self._resuming.items()):
+            if not waiter.done():
+                waiter.set_exception(self._lost(request_id, "the client closed the connection"))
         if self._get_task is not None:
             self._get_task.cancel()
             with contextlib.suppress(BaseException):
@@ -669,3 +803,12 @@ class HttpClientTransport:
                 await response.read()
                 self.http.release(response)
         await self.http.close()
+
+
+def how_it_broke(error: BaseException) -> str:
+    """How a connection broke, in words."""
+    if isinstance(error, asyncio.IncompleteReadError):
+        return "the server closed the connection"
+    if isinstance(error, ConnectionResetError):
+        return "the connection was reset"
+    return str(error) or type(error).__name__

@@ -52,6 +52,9 @@ SSE_REVISIONS = ("2024-11-05",)
 KEY_PARAM = "session_id"
 #: Server->client messages a stream may hold before handlers wait for the client to read.
 MAX_QUEUED_MESSAGES = 1000
+#: How long a sender waits for room in a full stream before the client, which has stopped
+#: reading, is cut off (its stream and session end).
+STALLED_CLIENT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,15 @@ class SseConnection:
     """One SSE stream: its server session and engine. It is the engine's transport:
     ``receive`` yields what the client POSTs, ``send`` queues what goes out on the stream."""
 
-    def __init__(self, key: str, server: ServerSession, principal: Any) -> None:
+    def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
         self.key = key
         self.server = server
         self.principal = principal  # who opened the stream: no one else may POST to it
+        self.owner = owner  # whose streams it counts with against the per-client cap
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.outbox: asyncio.Queue[bytes] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self.ended = asyncio.Event()
+        self.stalled = False  # cut off for not reading: no more writes to its response
         self.engine = Engine(
             self,
             server,
@@ -85,8 +90,29 @@ class SseConnection:
         return await self.inbox.get()
 
     async def send(self, data: bytes) -> None:
-        if not self.ended.is_set():
-            await self.outbox.put(data)
+        if self.ended.is_set():
+            return
+        if not self.outbox.full():
+            self.outbox.put_nowait(data)
+            return
+        # The client has left MAX_QUEUED_MESSAGES unread: wait for room, but only while the
+        # stream lasts and at most STALLED_CLIENT_SECONDS, so senders (one per published
+        # change, say) never pile up behind a client that stopped reading.
+        put = asyncio.ensure_future(self.outbox.put(data))
+        ended = asyncio.ensure_future(self.ended.wait())
+        try:
+            await asyncio.wait({put, ended}, timeout=STALLED_CLIENT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            put.cancel()
+            ended.cancel()
+        if not put.done() and not self.ended.is_set():
+            logger.warning(
+                "HTTP+SSE client read nothing for %.0f s with %d messages queued: closing its stream",
+                STALLED_CLIENT_SECONDS,
+                self.outbox.qsize(),
+            )
+            self.stalled = True
+            self.close()
 
     def close(self) -> None:
         """End the stream and the session; the engine cancels what still runs."""
@@ -117,6 +143,10 @@ class SseEndpoint:
         self.make_session: Callable[[], ServerSession] = app.make_session
         self.max_body_bytes = app.max_body_bytes
         self.max_connections = app.max_sessions
+        # Every stream is a live connection, never idle: a client over its cap is refused
+        # (429) rather than cutting another of its streams, and it cannot fill the server.
+        self.max_connections_per_client = app.max_sessions_per_client
+        self.owner_of = app.owner
         self.connections: dict[str, SseConnection] = {}
         self._engines: set[asyncio.Future[None]] = set()
         probe = self.make_session()
@@ -171,13 +201,24 @@ class SseEndpoint:
                 send, 406, RpcError(INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
             )
             return
+        owner = self.owner_of(scope, principal)
+        if sum(1 for c in self.connections.values() if c.owner == owner) >= self.max_connections_per_client:
+            await respond_error(
+                send,
+                429,
+                RpcError(
+                    INVALID_REQUEST,
+                    "Too Many Requests: this client has too many SSE connections open; close one",
+                ),
+            )
+            return
         if len(self.connections) >= self.max_connections:
             await respond_error(
                 send, 503, RpcError(INVALID_REQUEST, "Service Unavailable: too many SSE connections")
             )
             return
         key = secrets.token_hex(16)
-        connection = SseConnection(key, self._new_session(), principal)
+        connection = SseConnection(key, self._new_session(), principal, owner)
         self.connections[key] = connection
         running = asyncio.ensure_future(connection.engine.run())
         self._engines.add(running)
@@ -282,6 +323,6 @@ async def _follow(connection: SseConnection, receive: Receive, send: Send) -> No
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    if ended.cancelled():
-        return  # the client hung up (or writing failed): nothing more to send
+    if ended.cancelled() or connection.stalled:
+        return  # the client hung up (or writing failed), or stopped reading: nothing more
     await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -457,9 +457,11 @@ class Engine:
             if set_consumer is not None:
                 set_consumer(None)
             self._closed = True
+            # a transport may say which peer, and how (``closed_reason``)
+            reason = getattr(self.transport, "closed_reason", None) or "the peer closed the connection"
             for future in self._pending.values():
                 if not future.done():
-                    future.set_exception(ConnectionClosed("the peer closed the connection"))
+                    future.set_exception(ConnectionClosed(reason))
             running = [incoming.task for incoming in self._incoming.values()]
             if at_eof and self.eof_grace > 0 and (running or self._batches):
                 await asyncio.wait(running + list(self._batches), timeout=self.eof_grace)

@@ -62,6 +62,8 @@ CHANGE_NOTIFICATIONS = frozenset(
 )
 # From this revision on, invalid tool arguments are a tool error result, not -32602.
 ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
+#: Resource URIs one session may be subscribed to at once (each is kept for its lifetime).
+MAX_SUBSCRIPTIONS_PER_SESSION = 1000
 
 
 def handshake_packages(handlers: object) -> list[ProtocolPackage]:
@@ -199,6 +201,8 @@ class ServerSession(Session):
                 return await super().on_request(method, params, request_id)
             except ToolError as error:  # a failure the model should read
                 return tool_error(str(error))
+        if method == SUBSCRIBE:
+            self._check_room_to_subscribe(params)
         result = await super().on_request(method, params, request_id)
         if method == LIST_TOOLS:
             self.tool_schemas.update(to_wire(result).get("tools", []))
@@ -210,6 +214,16 @@ class ServerSession(Session):
                 else:
                     self.subscribed_uris.discard(uri)
         return result
+
+    def _check_room_to_subscribe(self, params: Any) -> None:
+        uri = params.get("uri") if isinstance(params, dict) else None
+        subscribed = self.subscribed_uris  # (a uri that is no string fails validation next)
+        if isinstance(uri, str) and uri not in subscribed and len(subscribed) >= MAX_SUBSCRIPTIONS_PER_SESSION:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: this session is subscribed to {len(subscribed)} resources, "
+                "the most it may be; unsubscribe from one first",
+            )
 
     @property
     def _synthesize_meta(self) -> bool:

@@ -33,6 +33,7 @@ from .jsonrpc import (
     clip,
     handler_failed,
     is_request_id,
+    start_eagerly,
 )
 from .jsonrpc import CapabilityError as CapabilityError  # defined with the engine, which logs it
 from .sieve import SieveError, sieve
@@ -677,12 +678,18 @@ class Session:
             await builtin(typed, self.context(None, params))
         user = self._user_handler(name)
         if user is not None:
-            self.spawn(user(typed, self.context(None, params)), method)
+            self.spawn(user(typed, self.context(None, params)), method, eager=True)
 
-    def spawn(self, awaitable: Any, method: str = "a notification") -> None:
-        """Run a user notification handler (of ``method``) without blocking the reader."""
-        task = asyncio.ensure_future(awaitable)
-        self._background.add(task)
+    def spawn(self, awaitable: Any, method: str = "a notification", *, eager: bool = False) -> None:
+        """Run a user notification handler (of ``method``) without blocking the reader.
+        ``eager``: in a task started at once (:func:`~.jsonrpc.start_eagerly`), so the
+        handler has run up to its first suspension before a later message (the response to
+        a request) is handled, on every transport."""
+        if eager:
+            task = start_eagerly(awaitable, self._background.add)
+        else:
+            task = asyncio.ensure_future(awaitable)
+            self._background.add(task)
         task.add_done_callback(lambda done: self._finished(done, method))
 
     def _finished(self, task: asyncio.Task[Any], method: str) -> None:

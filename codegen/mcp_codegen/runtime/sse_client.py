@@ -29,6 +29,9 @@ from .http_client import (
     HttpClient,
     HttpError,
     Response,
+    ResponseLost,
+    ServerUnreachable,
+    how_it_broke,
     authorized_request,
     with_bearer,
 )
@@ -115,6 +118,8 @@ class SseClientTransport:
         self.endpoint: str | None = None  # the POST URI the server announced
         self._stream: Response | None = None
         self._events: AsyncIterator[tuple[str, bytes]] | None = None
+        #: why requests still waiting when the stream ended are failed (the engine says it)
+        self.closed_reason = f"the HTTP+SSE stream of {url} ended"
 
     async def open(self, timeout: float = 10.0) -> None:
         """GET the stream and wait (up to ``timeout`` seconds) for its ``endpoint`` event."""
@@ -168,20 +173,31 @@ class SseClientTransport:
                 if kind == "message":
                     return data
                 logger.debug("ignored an SSE %r event", kind)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (OSError, asyncio.IncompleteReadError) as error:
+            self.closed_reason = f"the HTTP+SSE stream of {self.url} broke off ({how_it_broke(error)})"
         return None
 
     async def send(self, data: bytes) -> None:
-        """POST one message to the announced endpoint; anything but a 2xx raises HttpError."""
+        """POST one message to the announced endpoint; anything but a 2xx raises HttpError.
+
+        Sent once: a POST whose connection breaks raises :class:`ResponseLost`."""
         assert self.post_http is not None, "open() the transport first"
-        response = await authorized_request(
-            self.post_http, self.auth, "POST", data, {"Content-Type": "application/json"}
-        )
+        response: Response | None = None
         try:
+            response = await authorized_request(
+                self.post_http, self.auth, "POST", data, {"Content-Type": "application/json"}
+            )
             body = await response.read()
-        except BaseException:
-            response.connection.close()  # cancelled or broken mid-reply: never reused
+        except ServerUnreachable:
+            raise  # nothing was sent
+        except BaseException as error:
+            if response is not None:
+                response.connection.close()  # cancelled or broken mid-reply: never reused
+            if isinstance(error, (OSError, asyncio.IncompleteReadError)):
+                raise ResponseLost(
+                    f"a message POSTed to {self.endpoint} may not have arrived: "
+                    f"{how_it_broke(error)}; it is not sent again"
+                ) from None
             raise
         self.post_http.release(response)
         if not 200 <= response.status < 300:

@@ -195,10 +195,12 @@ class ChangeFeed:
         self, method: str, params: Mapping[str, Any] | None = None, *, origin: object = None
     ) -> None:
         """Tell every listener, except those owned by ``origin`` (a session that already
-        sent the notification to its own client)."""
+        sent the notification to its own client). Each listener runs in an empty context:
+        nothing of the publishing request (its stream, its scope) follows the change into
+        work done for another session."""
         for listener, owner in list(self._listeners.items()):
             if origin is None or owner is not origin:
-                listener(method, dict(params or {}))
+                contextvars.Context().run(listener, method, dict(params or {}))
 
     def tools_changed(self) -> None:
         self.publish("notifications/tools/list_changed")

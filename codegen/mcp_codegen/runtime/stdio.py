@@ -95,6 +95,7 @@ class LineTransport:
         self.writer = writer
         self.max_message_bytes = max_message_bytes
         self.process: asyncio.subprocess.Process | None = None  # set by spawn
+        self.closed_reason: str | None = None  # what the engine tells requests left waiting
 
     def set_consumer(self, consumer: Consumer | None) -> bool:
         """Let ``consumer`` take lines as they arrive while :meth:`receive` waits (see
@@ -282,6 +283,10 @@ async def spawn(
         writer = asyncio.StreamWriter(write_transport, write_protocol, reader, loop)
         transport = LineTransport(reader, writer, max_message_bytes)
         transport.process = process
+        transport.closed_reason = (
+            f"the server {shlex.join(command)!r} closed its stdout (it exited or was killed; "
+            "its stderr may say why)"
+        )
         yield transport
     finally:
         try:

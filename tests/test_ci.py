@@ -1,0 +1,239 @@
+"""CI runs what the README tells a contributor to run, and a failure anywhere fails it.
+
+``.ci/readme_commands.py`` runs the commands of the README's first ``bash`` block verbatim;
+``.ci/quiet.py`` runs one command without pip's "WARNING: Location ... is ignored" lines and
+keeps its exit status. Both are exercised as real subprocesses on throwaway READMEs; the
+README's test command itself runs here with its relative ``MCP_CODEGEN_SCHEMA_DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO_ROOT, official_spec_dir
+
+QUIET = REPO_ROOT / ".ci" / "quiet.py"
+README_COMMANDS = REPO_ROOT / ".ci" / "readme_commands.py"
+LOCATION_WARNING = (
+    "WARNING: Location '/nowhere/simple' is ignored: it is either a non-existing path or lacks "
+    "a specific scheme."
+)
+
+
+def run(*args: str | Path, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(arg) for arg in args], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )
+
+
+def readme(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "README.md"
+    path.write_text(text, "utf-8")
+    return path
+
+
+# -- the README's test command, exactly as written ------------------------------------------
+
+
+def test_the_readme_test_command_works_with_its_relative_schema_dir() -> None:
+    """``MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec pytest``: the tests that change directory
+    (the CLI's, in a temporary folder) must still find the schemas."""
+    relative = os.path.relpath(official_spec_dir(), REPO_ROOT)
+    assert not os.path.isabs(relative)
+    environment = {**os.environ, "MCP_CODEGEN_SCHEMA_DIR": relative}
+    result = run(
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "tests/test_cli.py::test_sha256_mismatch",
+        "tests/test_cli.py::test_latest_resolves_to_2026_07_28",
+        env=environment, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "2 passed" in result.stdout
+
+
+def test_the_readme_setup_block_holds_the_two_commands_ci_runs() -> None:
+    result = run(sys.executable, README_COMMANDS, "--list")
+    assert result.returncode == 0, result.stderr
+    commands = result.stdout.splitlines()
+    assert len(commands) == 2, commands
+    install, tests = commands
+    assert install.startswith("python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'")
+    assert install.endswith("MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/mcp-codegen --all")
+    assert tests == "MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/pytest"
+
+
+# -- .ci/readme_commands.py -------------------------------------------------------------------
+
+
+def test_readme_commands_run_verbatim_in_order_from_the_readme_folder(tmp_path: Path) -> None:
+    path = readme(tmp_path, (
+        "# demo\n\nSome text.\n\n```bash\n"
+        "# 1. a comment line is not a command\n"
+        "echo first > order.txt && echo \"$PWD\" > where.txt\n"
+        "\n"
+        "GREETING=hello sh -c 'echo \"$GREETING\" >> order.txt'\n"
+        "```\n\n```bash\necho later blocks are not run > later.txt\n```\n"
+    ))
+    result = run(sys.executable, README_COMMANDS, "--readme", path, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "order.txt").read_text() == "first\nhello\n"
+    assert (tmp_path / "where.txt").read_text().strip() == str(tmp_path)
+    assert not (tmp_path / "later.txt").exists()
+    assert "$ echo first > order.txt" in result.stdout  # each command is shown before it runs
+
+
+def test_readme_commands_fail_without_a_bash_block(tmp_path: Path) -> None:
+    path = readme(tmp_path, "# demo\n\n```sh\necho not bash\n```\n")
+    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    assert result.returncode != 0
+    assert "no ```bash block" in result.stderr and str(path) in result.stderr
+
+
+def test_readme_commands_fail_on_an_empty_bash_block(tmp_path: Path) -> None:
+    path = readme(tmp_path, "```bash\n# only a comment\n```\n")
+    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    assert result.returncode != 0
+    assert "no command" in result.stderr
+
+
+def test_readme_commands_fail_on_an_unclosed_bash_block(tmp_path: Path) -> None:
+    path = readme(tmp_path, "```bash\necho one\n")
+    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    assert result.returncode != 0
+    assert "not closed" in result.stderr
+
+
+def test_a_failing_readme_command_fails_the_run_and_stops_it(tmp_path: Path) -> None:
+    path = readme(tmp_path, "```bash\nfalse && echo never\necho after > after.txt\n```\n")
+    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    assert result.returncode == 1
+    assert "failed (exit 1): false && echo never" in result.stderr
+    assert not (tmp_path / "after.txt").exists()
+
+
+def test_a_readme_command_failing_inside_a_pipe_fails_the_run(tmp_path: Path) -> None:
+    path = readme(tmp_path, "```bash\nexit 3 | cat\n```\n")
+    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    assert result.returncode == 3
+
+
+# -- .ci/quiet.py -----------------------------------------------------------------------------
+
+
+def test_quiet_drops_pip_location_warnings_and_keeps_the_rest() -> None:
+    script = f"print({LOCATION_WARNING!r}); print('Successfully installed thing-1.0')"
+    result = run(sys.executable, QUIET, sys.executable, "-c", script)
+    assert result.returncode == 0
+    assert result.stdout == "Successfully installed thing-1.0\n"
+
+
+def test_quiet_keeps_the_exit_status_when_every_line_is_filtered() -> None:
+    """The old ``pip ... | grep -v '^WARNING: Location' || true`` turned this into success."""
+    script = f"import sys; print({LOCATION_WARNING!r}); sys.exit(1)"
+    result = run(sys.executable, QUIET, sys.executable, "-c", script)
+    assert result.returncode == 1
+    assert result.stdout == ""
+
+
+def test_quiet_keeps_the_exit_status_of_a_failed_install() -> None:
+    result = run(
+        sys.executable, QUIET, sys.executable, "-m", "pip", "install", "-q", "--no-index",
+        "--disable-pip-version-check", "mcp-codegen-no-such-package-for-the-ci-test",
+    )
+    assert result.returncode != 0
+    assert "No matching distribution" in result.stdout
+
+
+def test_quiet_reports_a_missing_program() -> None:
+    result = run(sys.executable, QUIET, "/nonexistent/pip")
+    assert result.returncode == 127
+    assert "/nonexistent/pip" in result.stderr
+
+
+def test_ci_scripts_do_not_turn_a_failed_install_into_success() -> None:
+    """No pip line in the CI scripts ends its pipe in ``|| true`` (or ``|| :``)."""
+    for script in (".ci/run", "scripts/peers.sh", "scripts/conformance.sh"):
+        for number, line in enumerate((REPO_ROOT / script).read_text().splitlines(), 1):
+            if "pip" in line and "install" in line:
+                assert "|| true" not in line and "|| :" not in line, f"{script}:{number}: {line}"
+
+
+# -- scripts/conformance.sh: flaky client scenarios -------------------------------------------
+
+FAKE_HARNESS = """#!/usr/bin/env bash
+# A stand-in for `node <suite>`: $FAKE_PARALLEL_FAILS fail in `client --suite all`,
+# $FAKE_ALONE_FAILS fail again in `client --scenario NAME`; the server suite passes.
+shift  # the suite's path
+mode=$1; shift
+if [ "$mode" = server ]; then echo "Total: 3 passed, 0 failed"; exit 0; fi
+scenario=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = --scenario ]; then scenario=$2; fi
+  shift
+done
+if [ -z "$scenario" ]; then
+  echo "✓ initialize: passed"
+  for name in $FAKE_PARALLEL_FAILS; do echo "✗ $name: timed out"; done
+  echo "Total: 1 passed, $(echo $FAKE_PARALLEL_FAILS | wc -w) failed"
+  [ -z "$FAKE_PARALLEL_FAILS" ]; exit $?
+fi
+for name in $FAKE_ALONE_FAILS; do [ "$name" = "$scenario" ] && exit 1; done
+exit 0
+"""
+
+
+def conformance(tmp_path: Path, parallel_fails: str, alone_fails: str = "",
+                max_flaky: str | None = None) -> subprocess.CompletedProcess[str]:
+    """scripts/conformance.sh with the fake harness; our server and client are real."""
+    harness = tmp_path / "fake-node"
+    harness.write_text(FAKE_HARNESS)
+    harness.chmod(0o755)
+    environment = {
+        **os.environ,
+        "CONFORMANCE_NODE": str(harness),
+        "CONFORMANCE_SUITE": str(tmp_path / "index.js"),
+        "OUT": str(tmp_path / "results"),
+        "FAKE_PARALLEL_FAILS": parallel_fails,
+        "FAKE_ALONE_FAILS": alone_fails,
+    }
+    if max_flaky is not None:
+        environment["CONFORMANCE_MAX_FLAKY"] = max_flaky
+    return run("bash", "scripts/conformance.sh", sys.executable, env=environment, timeout=120)
+
+
+def test_conformance_names_and_counts_a_scenario_that_passes_alone(tmp_path: Path) -> None:
+    result = conformance(tmp_path, parallel_fails="sse-retry")
+    assert result.returncode == 0, result.stdout + result.stderr
+    flaky = "FLAKY: sse-retry failed in the parallel suite, passed alone"
+    assert result.stdout.count(flaky) == 2  # once per client suite (2025-11-25, 2026-07-28)
+    assert "flaky client scenarios (failed in the parallel suite, passed alone): 2 of at most 2" in result.stdout
+    assert (tmp_path / "results" / "flaky.txt").read_text().splitlines() == [
+        "sse-retry (spec-version 2025-11-25)",
+        "sse-retry (spec-version 2026-07-28)",
+    ]
+
+
+def test_conformance_fails_on_a_scenario_that_fails_alone_too(tmp_path: Path) -> None:
+    result = conformance(tmp_path, parallel_fails="sse-retry", alone_fails="sse-retry")
+    assert result.returncode == 1
+    assert "FAILED: sse-retry (spec-version 2025-11-25): failed in the parallel suite and alone" in result.stdout
+    assert "FLAKY" not in result.stdout.replace("flaky client scenarios", "")
+
+
+def test_conformance_fails_on_more_flaky_scenarios_than_the_bound(tmp_path: Path) -> None:
+    result = conformance(tmp_path, parallel_fails="sse-retry initialize", max_flaky="3")
+    assert result.returncode == 1
+    assert "4 of at most 3" in result.stdout
+    assert "FAILED: 4 flaky scenarios, more than CONFORMANCE_MAX_FLAKY=3" in result.stdout
+
+
+def test_conformance_passes_clean_runs_with_no_flaky_scenario(tmp_path: Path) -> None:
+    result = conformance(tmp_path, parallel_fails="")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "passed alone): 0 of at most 2" in result.stdout
+    assert (tmp_path / "results" / "flaky.txt").read_text() == ""
