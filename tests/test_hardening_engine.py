@@ -380,7 +380,7 @@ def test_every_json_parse_in_the_runtime_refuses_non_finite_numbers() -> None:
     """A guard for the next parse site: each ``from_json`` call of the runtime passes
     ``allow_inf_nan=False`` and nothing calls ``json.loads`` on what a peer sent."""
     unguarded = []
-    for source in sorted(RUNTIME.glob("*.py")):
+    for source in sorted(RUNTIME.rglob("*.py")):
         tree = ast.parse(source.read_text(), str(source))
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
