@@ -22,7 +22,10 @@ from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from ..client import ClientSession, connect, connect_http
+from ..jsonrpc import RpcError
 from ..session import has_capability, to_wire
 from ..stdio import spawn
 from ..tools import ToolSchemas
@@ -96,6 +99,7 @@ class ServerRuntime:
         self.last_error: str | None = None
         self.restarts = 0
         self.lists = ServerLists()
+        self.list_errors: dict[str, str] = {}  # list kind -> why the last listing failed
         self.schemas = ToolSchemas()
         self.started = asyncio.Event()  # the first attempt ended (up, or failed)
         #: forwarders of gateway calls in flight (see ``Host.server_request``)
@@ -121,6 +125,7 @@ class ServerRuntime:
             "transport": self.transport_kind or self.config.transport,
             "last_error": self.last_error,
             "restarts": self.restarts,
+            "list_errors": dict(self.list_errors),
             "server_info": dict(self.server_info),
         }
 
@@ -323,18 +328,24 @@ class ServerRuntime:
             items: list[dict[str, Any]] = []
             cursor: str | None = None
             ttl: float | None = None
-            for _page in range(MAX_PAGES):
-                result = await session.send_request(
-                    self.specs[method], {"cursor": cursor} if cursor else None
-                )
-                wire = to_wire(result)
-                items.extend(wire.get(field_name) or [])
-                page_ttl = wire.get("ttlMs")
-                if isinstance(page_ttl, int):
-                    ttl = page_ttl if ttl is None else min(ttl, page_ttl)
-                cursor = wire.get("nextCursor")
-                if not cursor:
-                    break
+            try:
+                for _page in range(MAX_PAGES):
+                    result = await session.send_request(
+                        self.specs[method], {"cursor": cursor} if cursor else None
+                    )
+                    wire = to_wire(result)
+                    items.extend(wire.get(field_name) or [])
+                    page_ttl = wire.get("ttlMs")
+                    if isinstance(page_ttl, int):
+                        ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+                    cursor = wire.get("nextCursor")
+                    if not cursor:
+                        break
+            except (RpcError, ValidationError) as error:  # this list only; the others stand
+                self.list_errors[kind] = f"{method} failed: {describe_error(error)}"
+                logger.warning("server %r: %s", self.name, self.list_errors[kind])
+                continue
+            self.list_errors.pop(kind, None)
             found[kind] = items
             fresh_until[kind] = now + (ttl or 0) / 1000.0
         lists = ServerLists(
