@@ -37,6 +37,8 @@ logger = logging.getLogger("mcp_codegen.host")
 STARTING, READY, RESTARTING, FAILED, STOPPED = "starting", "ready", "restarting", "failed", "stopped"
 #: a connection that stayed up this long resets the back-off
 HEALTHY_AFTER = 10.0
+#: how long a broken stdio connection waits for its process's exit code (for the report)
+EXIT_GRACE = 1.0
 MAX_PAGES = 1000
 #: list kind -> (request method, server capability, result field)
 LISTS = {
@@ -156,10 +158,12 @@ class ServerRuntime:
         self.started.set()
 
     def connection_lost(self, error: BaseException) -> None:
-        """A call found the connection broken: tear it down and reconnect."""
+        """A call found the connection broken: no new calls go there; the supervising
+        task tears it down and reconnects."""
         if self.client is not None and not self._down.is_set():
             self._down_reason = f"connection lost ({describe_error(error)})"
             self._down.set()
+            self._mark_down()
 
     async def _supervise(self) -> None:
         loop = asyncio.get_running_loop()
@@ -197,6 +201,8 @@ class ServerRuntime:
             if self._stopping:
                 return
             self.restarts += 1
+            self.state = STARTING
+            self.owner.state_changed(self)
 
     async def _run_once(self) -> bool:
         """Connect, list, serve until the connection goes down. True if it came up."""
@@ -222,8 +228,7 @@ class ServerRuntime:
                     f"not ready within startupTimeout={self.config.startup_timeout:g} s"
                 ) from None
             self.client, self.session = client, session
-            self.state = READY
-            self.last_error = None
+            self.state = READY  # last_error stays: the last failure, with ``restarts``
             self.started.set()
             self.owner.lists_changed(self)
             self.owner.state_changed(self)
@@ -232,13 +237,15 @@ class ServerRuntime:
                 waiters.append(asyncio.ensure_future(exited))
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+                if exited is not None and not self._stopping:
+                    # a call may have seen the pipe close first: the exit says more
+                    await asyncio.wait(waiters[1:], timeout=EXIT_GRACE)
             finally:
                 for waiter in waiters:
                     waiter.cancel()
                 await asyncio.gather(*waiters, return_exceptions=True)
-            if exited is not None and not self._down.is_set():
-                code = waiters[1].result() if not waiters[1].cancelled() else None
-                self._down_reason = f"the process exited with code {code}"
+            if exited is not None and waiters[1].done() and not waiters[1].cancelled():
+                self._down_reason = f"the process exited with code {waiters[1].result()}"
             self._mark_down()
             return True
 
