@@ -4,8 +4,8 @@
 
 Besides the tools named by ``--tools`` (each echoes its arguments), it has tools to make it
 misbehave and to look inside it: ``crash`` (SIGKILL itself mid-call), ``hang`` (block its
-event loop for good), ``slow`` (sleep; cancellations recorded), ``pid``, ``storm`` (send
-``count`` tools/list_changed at once), ``add_tool``/``remove_tool`` (change the list and
+event loop for good), ``slow`` (sleep; cancellations recorded), ``pid``, ``storm`` (add tool ``add``,
+then send ``count`` tools/list_changed at once), ``add_tool``/``remove_tool`` (change the list and
 say so), ``stats`` (how often each list was asked for, which calls were cancelled),
 ``progress``, ``log``, ``sample``, ``elicit`` and ``roots`` (ask the client). Every run
 writes its pid to ``$HOST_SERVER_PIDFILE`` (appending), so tests can find and reap it.
@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from mcp_codegen.runtime.server import run_stdio
+from mcp_codegen.runtime.stateless import CachePolicy
 from mcp_codegen.runtime.stubs import RequestContext
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
@@ -30,14 +31,16 @@ from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 Ctx = RequestContext[ClientPeer]
 OBJECT = {"type": "object", "properties": {}}
-STATS: dict[str, Any] = {"tools/list": 0, "prompts/list": 0, "resources/list": 0, "cancelled": []}
+STATS: dict[str, Any] = {
+    "tools/list": 0, "prompts/list": 0, "resources/list": 0, "cancelled": [], "roots_changed": 0,
+}
 FIXED = {
     "echo": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
     "crash": OBJECT,
     "hang": OBJECT,
     "slow": {"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}},
     "pid": OBJECT,
-    "storm": {"type": "object", "properties": {"count": {"type": "integer"}}},
+    "storm": {"type": "object", "properties": {"count": {"type": "integer"}, "add": {"type": "string"}}},
     "add_tool": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
     "remove_tool": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
     "stats": OBJECT,
@@ -73,6 +76,9 @@ class HostFixture(ServerHandlers):
             ]
         )
 
+    async def on_roots_list_changed(self, params: Any, ctx: Ctx) -> None:
+        STATS["roots_changed"] += 1
+
     async def list_prompts(self, params: Any, ctx: Ctx) -> models.ListPromptsResult:
         STATS["prompts/list"] += 1
         return models.ListPromptsResult(prompts=[models.Prompt(name="hello", description="Say hello")])
@@ -106,6 +112,8 @@ class HostFixture(ServerHandlers):
         if name == "pid":
             return result(str(os.getpid()))
         if name == "storm":
+            if "add" in args:
+                self.tools[str(args["add"])] = OBJECT
             for _ in range(int(args.get("count", 50))):
                 await ctx.peer.send_tool_list_changed()
             return result("stormed")
@@ -148,6 +156,7 @@ def main() -> None:
     parser.add_argument("--tools", default="")
     parser.add_argument("--handshake-only", action="store_true")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--ttl", type=int, help="2026-07-28 lists are fresh this many ms")
     args = parser.parse_args()
     pidfile = os.environ.get("HOST_SERVER_PIDFILE")
     if pidfile:
@@ -155,6 +164,8 @@ def main() -> None:
             out.write(f"{os.getpid()}\n")
     handlers = HostFixture([name for name in args.tools.split(",") if name])
     options: dict[str, Any] = {"list_changed": ("tools", "prompts", "resources")}
+    if args.ttl is not None:
+        options["cache"] = CachePolicy(ttl_ms=args.ttl, scope="public")
     if args.handshake_only:
         options["packages"] = [v2025_11_25]
     if args.port is None:
