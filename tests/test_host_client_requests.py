@@ -54,7 +54,7 @@ async def test_without_hooks_nothing_is_declared_and_declared_elicitation_declin
         for server in ("new", "old"):
             # not declared: the stateless server answers -32021, the handshake-era server's
             # runtime refuses to send the request (its handler fails: -32603)
-            with pytest.raises(RpcError, match="capability|Internal error"):
+            with pytest.raises(RpcError, match=r"capability|Internal error"):
                 await asyncio.wait_for(host.call_tool(f"{server}__elicit"), LIMIT)
     async with Host(CONFIG, client_requests=["elicitation"]) as host:
         for server in ("new", "old"):

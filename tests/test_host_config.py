@@ -83,11 +83,11 @@ def test_bad_files_and_host_options(tmp_path: Path) -> None:
         load_config(tmp_path / "missing.json")
     broken = tmp_path / "broken.json"
     broken.write_text("{nope")
-    with pytest.raises(ConfigError, match="not valid JSON .line 1"):
+    with pytest.raises(ConfigError, match=r"not valid JSON \(line 1"):
         load_config(broken)
-    with pytest.raises(ConfigError, match="host.separator"):
+    with pytest.raises(ConfigError, match=r"host\.separator"):
         parse_config({"mcpServers": {}, "host": {"separator": "::"}})
-    with pytest.raises(ConfigError, match="host.colour"):
+    with pytest.raises(ConfigError, match=r"host\.colour"):
         parse_config({"mcpServers": {}, "host": {"colour": 1}})
     with pytest.raises(ConfigError, match="server 'bad name'"):
         parse_config({"mcpServers": {"bad name": {"command": "x"}}})

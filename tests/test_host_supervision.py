@@ -147,7 +147,7 @@ async def test_reload_touches_only_what_changed(reaper: Any) -> None:
         outcome = await asyncio.wait_for(host.reload(new), LIMIT)
         assert outcome == {"added": ["add"], "removed": ["drop"], "restarted": ["change"]}
         assert text_of(await asyncio.wait_for(in_flight, LIMIT)) == "slept"
-        with pytest.raises(ServerUnavailable, match="server 'drop'.*removed from the configuration"):
+        with pytest.raises(ServerUnavailable, match=r"server 'drop'.*removed from the configuration"):
             await asyncio.wait_for(dropped_call, LIMIT)
         assert text_of(await asyncio.wait_for(host.call_tool("keep__pid"), LIMIT)) == keep_pid
         assert text_of(await asyncio.wait_for(host.call_tool("change__pid"), LIMIT)) != change_pid

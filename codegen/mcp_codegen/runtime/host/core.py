@@ -304,9 +304,10 @@ class Host:
         else:
             template = str(ref.get("uri"))
             found = next((t for t in self._registry.templates if t.uri_template == template), None)
-            owner = found.server if found is not None else self._registry.owner_of_uri(template)
-            if owner is None:
+            matched = found.server if found is not None else self._registry.owner_of_uri(template)
+            if matched is None:
                 raise UnknownTool("resource template", template, len(self._registry.templates))
+            owner = matched
         params: dict[str, Any] = {"ref": ref, "argument": dict(argument)}
         if context:
             params["context"] = dict(context)

@@ -95,7 +95,7 @@ def assign(candidates: Sequence[Candidate], rule: NamingRule) -> list[str]:
         return names
     return [
         with_suffix(name, f"{c.server}/{c.name}") if count[name] > 1 else name
-        for name, c in zip(names, candidates)
+        for name, c in zip(names, candidates, strict=True)
     ]
 
 

@@ -165,11 +165,11 @@ class Registry:
         return cls(
             tools={
                 exported: ToolEntry(exported, c.server, c.name, tool)
-                for exported, (c, tool) in zip(tool_names, tool_items)
+                for exported, (c, tool) in zip(tool_names, tool_items, strict=True)
             },
             prompts={
                 exported: PromptEntry(exported, c.server, c.name, prompt)
-                for exported, (c, prompt) in zip(prompt_names, prompt_items)
+                for exported, (c, prompt) in zip(prompt_names, prompt_items, strict=True)
             },
             resources=resources,
             templates=tuple(templates),
