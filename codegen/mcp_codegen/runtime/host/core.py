@@ -438,12 +438,37 @@ class Host:
                 if added or removed:
                     self._hub.emit(Change(name, kind, tuple(sorted(added)), tuple(sorted(removed))))
 
+    async def serve(self, *, stdio: bool = False, http: str | tuple[str, int] | None = None,
+                    path: str = "/mcp", **options: Any) -> None:
+        """Serve the registry as one MCP server (the gateway, see :mod:`.gateway`): on this
+        process's stdin/stdout (``stdio=True``) or over Streamable HTTP
+        (``http=("127.0.0.1", 8000)`` or ``"127.0.0.1:8000"``, at ``path``), until the
+        input ends or the task is cancelled. Call it on a started host."""
+        from . import gateway
+
+        if stdio == (http is not None):
+            raise ValueError("serve needs exactly one of stdio=True or http=(address, port)")
+        if stdio:
+            await gateway.serve_stdio(self, **options)
+            return
+        address, port = parse_address(http) if isinstance(http, str) else http  # type: ignore[misc]
+        await gateway.serve_http(self, address, port, path=path, **options)
+
     def ready(self) -> list[str]:
         """Names of the connected servers."""
         return [name for name, runtime in self._servers.items() if runtime.state == READY]
 
 
 _HOOK_TASKS: set[asyncio.Future[Any]] = set()
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8000`` for IPv6) -> (host, port)."""
+    address, _, port = text.rpartition(":")
+    address = address.strip("[]")
+    if not address or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ValueError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:8000)")
+    return address, int(port)
 
 
 def _log_failure(task: asyncio.Future[Any]) -> None:
