@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..jsonrpc import INVALID_PARAMS, RpcError
@@ -210,15 +210,38 @@ async def serve_http(
 ) -> None:
     """Serve the gateway over Streamable HTTP (uvicorn) until cancelled; ``ready`` gets
     the port once listening (useful with ``port=0``)."""
+    import signal
     import socket
 
     import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            """SIGINT/SIGTERM end serving and return (uvicorn's own handling re-raises
+            the signal afterwards, which would kill the process before the host has
+            stopped its servers)."""
+            loop = asyncio.get_running_loop()
+            handled = []
+            for number in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(number, self._stop_serving)
+                    handled.append(number)
+            try:
+                yield
+            finally:
+                for number in handled:
+                    loop.remove_signal_handler(number)
+
+        def _stop_serving(self) -> None:
+            self.force_exit = self.should_exit
+            self.should_exit = True
 
     app = gateway_app(host, path=path, **options)
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((address, port))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    server = Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     startup = server.startup
 
     async def started(sockets: Any = None) -> None:
