@@ -87,4 +87,10 @@ async def test_a_slow_reader_of_changes_loses_only_the_oldest() -> None:
     first = await asyncio.wait_for(stream.__anext__(), LIMIT)
     assert first.state == "5"
     await stream.aclose()
+    idle = ChangeStream(hub)
+    waiting = asyncio.ensure_future(idle.__anext__())
+    await asyncio.sleep(0)  # let it start waiting
+    await idle.aclose()
     assert not hub.streams
+    with pytest.raises(StopAsyncIteration):  # a reader waiting at close sees the end
+        await asyncio.wait_for(waiting, LIMIT)

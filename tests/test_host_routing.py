@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from host_support import (
-    CONFORMANCE_SERVER, LEGACY_SERVER, LIMIT, MODERN_SERVER, SDK_SERVER, WEATHER_SERVER,
+    CONFORMANCE_SERVER, LEGACY_SERVER, LIMIT, MODERN_SERVER, REPO, SDK_SERVER, WEATHER_SERVER,
     fixture, reaper, stdio, text_of,
 )
 
@@ -29,7 +29,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-SILENT = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "startupTimeout": 3}
+SILENT = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "startupTimeout": 4}
 
 
 async def test_servers_of_both_eras_and_the_sdk_behind_one_host(reaper: Any) -> None:
@@ -40,7 +40,7 @@ async def test_servers_of_both_eras_and_the_sdk_behind_one_host(reaper: Any) -> 
         "conformance": stdio(CONFORMANCE_SERVER, "--stdio"),
         "sdk": stdio(SDK_SERVER, protocol="2025-11-25"),  # the SDK's handshake-era peer
         "missing": {"command": "/nonexistent/server"},
-        "silent1": SILENT, "silent2": SILENT, "silent3": SILENT,
+        "silent1": SILENT, "silent2": SILENT, "silent3": SILENT, "silent4": SILENT,
     }
     began = time.monotonic()
     async with Host(config) as host:
@@ -53,10 +53,11 @@ async def test_servers_of_both_eras_and_the_sdk_behind_one_host(reaper: Any) -> 
         assert status["sdk"]["server_info"]["name"] == "sdk-peer"
         assert status["missing"]["state"] in ("restarting", "starting")
         assert "cannot start the server" in status["missing"]["last_error"]
-        for name in ("silent1", "silent2", "silent3"):
-            assert "startupTimeout=3" in (status[name]["last_error"] or ""), status[name]
-        # three servers that each time out after 3 s: concurrent start-up, not 9 s
-        assert elapsed < 8.5, elapsed
+        for name in ("silent1", "silent2", "silent3", "silent4"):
+            assert "startupTimeout=4" in (status[name]["last_error"] or ""), status[name]
+        # four servers that each time out after 4 s: concurrent start-up takes about 4 s,
+        # one after the other at least 16 s (the margin is for a loaded machine)
+        assert elapsed < 13, elapsed
         names = {entry.name for entry in host.tools()}
         assert {"weather__weather", "modern__forecast", "legacy__echo", "sdk__text",
                 "conformance__test_simple_text"} <= names
@@ -178,3 +179,34 @@ async def test_a_server_error_is_the_servers_typed_error(reaper: Any) -> None:
             await asyncio.wait_for(host.read_resource("test://missing", server="modern"), LIMIT)
         with pytest.raises(ServerUnavailable, match="no such server"):
             host.server("nope")
+
+
+async def test_remote_sdk_servers_over_streamable_http_and_http_sse(reaper: Any) -> None:
+    import subprocess
+
+    from conftest import read_port, stop_process
+
+    peers = REPO / "tests" / "peers"
+    processes = [
+        subprocess.Popen([sys.executable, str(peers / script)], cwd=REPO,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for script in ("sdk_http_server.py", "sdk_sse_server.py")
+    ]
+    try:
+        http_port, sse_port = (read_port(process) for process in processes)
+        config = {
+            # the SDK's handshake-era peer (its stateless answers are not this test's subject)
+            "http": {"type": "http", "url": f"http://127.0.0.1:{http_port}/mcp", "protocol": "2025-11-25"},
+            "sse": {"type": "sse", "url": f"http://127.0.0.1:{sse_port}/sse"},
+        }
+        async with Host(config) as host:
+            status = host.status()
+            assert status["http"]["transport"] == "streamable-http" and status["http"]["state"] == "ready"
+            assert status["sse"]["transport"] == "sse" and status["sse"]["era"] == "handshake"
+            texts = await asyncio.wait_for(
+                asyncio.gather(host.call_tool("http__text"), host.call_tool("sse__text")), LIMIT
+            )
+            assert [text_of(t) for t in texts] == ["Hello from the SDK server"] * 2
+    finally:
+        for process in processes:
+            stop_process(process)

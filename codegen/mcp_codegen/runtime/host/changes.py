@@ -34,10 +34,10 @@ class ChangeStream:
 
     def __init__(self, hub: ChangeHub) -> None:
         self._hub = hub
-        self._queue: asyncio.Queue[Change] = asyncio.Queue(QUEUE_LIMIT)
+        self._queue: asyncio.Queue[Change | None] = asyncio.Queue(QUEUE_LIMIT)
         hub.streams.add(self)
 
-    def put(self, change: Change) -> None:
+    def put(self, change: Change | None) -> None:
         if self._queue.full():
             self._queue.get_nowait()
         self._queue.put_nowait(change)
@@ -46,12 +46,17 @@ class ChangeStream:
         return self
 
     async def __anext__(self) -> Change:
-        if self not in self._hub.streams and self._queue.empty():
+        change = await self._queue.get()
+        if change is None:  # closed: every later read ends too
+            self._queue.put_nowait(None)
             raise StopAsyncIteration
-        return await self._queue.get()
+        return change
 
     async def aclose(self) -> None:
-        self._hub.streams.discard(self)
+        """Stop hearing changes; a reader waiting now (or later) sees the end."""
+        if self in self._hub.streams:
+            self._hub.streams.discard(self)
+            self.put(None)
 
     async def __aenter__(self) -> ChangeStream:
         return self
