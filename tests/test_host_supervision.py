@@ -158,3 +158,27 @@ async def test_reload_touches_only_what_changed(reaper: Any) -> None:
             await host.call_tool("drop__pid")
         assert list(host.status()) == ["keep", "change", "add"]
         assert host.status()["keep"]["restarts"] == 0
+
+
+async def test_a_start_up_timeout_leaves_no_task_exception_behind(reaper: Any) -> None:
+    """A server that never answers negotiation is given up at ``startupTimeout``: the
+    connection's negotiating task must be ended and collected with it (it used to be left
+    to fail later, with 'Task exception was never retrieved')."""
+    import gc
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"],
+                  "startupTimeout": 1, "restart": False}
+        async with Host({"silent": silent, "fine": fixture()}) as host:
+            assert host.status()["silent"]["state"] == "failed"
+            assert "startupTimeout=1" in host.status()["silent"]["last_error"]
+        for _ in range(3):
+            gc.collect()
+            await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    assert [c.get("message") for c in reported] == []
