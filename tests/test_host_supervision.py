@@ -135,6 +135,23 @@ async def test_an_http_server_that_goes_away_is_reconnected(reaper: Any, era_arg
         stop_process(server)
 
 
+async def test_a_health_check_notices_an_idle_http_server_that_went_away(reaper: Any) -> None:
+    port = free_port()
+    server = start_http(port)
+    try:
+        read_port(server)
+        config = {"web": {"url": f"http://127.0.0.1:{port}/mcp", "pingInterval": 0.3}}
+        async with Host(config, initial_backoff=5.0) as host:
+            stream = host.changes()
+            assert host.status()["web"]["state"] == "ready"
+            server.kill()
+            server.wait()
+            await wait_state(host, stream, "web", "restarting")  # no call was made
+            assert "connection lost" in (host.status()["web"]["last_error"] or "")
+    finally:
+        stop_process(server)
+
+
 async def test_reload_touches_only_what_changed(reaper: Any) -> None:
     old = {"keep": fixture(), "change": fixture(), "drop": fixture()}
     new = {"keep": fixture(), "change": fixture("--tools", "extra"), "add": fixture()}

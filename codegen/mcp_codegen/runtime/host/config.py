@@ -51,6 +51,7 @@ SERVER_KEYS = {
     "prefix": "what exported names of this server start with (default: its name)",
     "protocol": "auto or one revision, e.g. 2025-11-25",
     "restart": "true (default): restart after a failure with back-off",
+    "pingInterval": "seconds between health checks of an idle connection (default: none)",
 }
 HOST_KEYS = {
     "separator": "between prefix and name (default __)",
@@ -94,6 +95,7 @@ class ServerConfig:
     prefix: str | None = None
     protocol: str = "auto"
     restart: bool = True
+    ping_interval: float | None = None
 
     def exports(self, tool: str) -> bool:
         """Whether the allow/deny lists let tool ``tool`` into the registry."""
@@ -218,7 +220,9 @@ def parse_server(name: str, raw: Any, environ: Mapping[str, str] | None = None) 
         options["url"] = url
         if "headers" in raw:
             options["headers"] = _mapping(raw["headers"], name, "headers", env_source)
-    for key, attribute in (("timeout", "timeout"), ("startupTimeout", "startup_timeout")):
+    for key, attribute in (
+        ("timeout", "timeout"), ("startupTimeout", "startup_timeout"), ("pingInterval", "ping_interval"),
+    ):
         if key in raw:
             options[attribute] = _seconds(raw[key], name, key)
     for key, attribute in (("disabled", "disabled"), ("restart", "restart")):

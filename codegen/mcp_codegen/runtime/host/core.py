@@ -152,7 +152,12 @@ class Host:
         for runtime in enabled:
             runtime.start()
         if enabled:
-            await asyncio.wait([asyncio.ensure_future(r.started.wait()) for r in enabled])
+            waits = [asyncio.ensure_future(r.started.wait()) for r in enabled]
+            try:
+                await asyncio.wait(waits)
+            finally:
+                for wait in waits:
+                    wait.cancel()
 
     async def reload(self, config: HostConfig | Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, list[str]]:
         """Apply a new configuration: start added servers, stop removed ones, restart

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from ..client import ClientSession, connect, connect_http
-from ..jsonrpc import RpcError
+from ..jsonrpc import ConnectionClosed, RpcError
 from ..session import has_capability, to_wire
 from ..stdio import spawn
 from ..tools import ToolSchemas
@@ -161,7 +161,7 @@ class ServerRuntime:
         """A call found the connection broken: no new calls go there; the supervising
         task tears it down and reconnects."""
         if self.client is not None and not self._down.is_set():
-            self._down_reason = f"connection lost ({describe_error(error)})"
+            self._down_reason = self.last_error = f"connection lost ({describe_error(error)})"
             self._down.set()
             self._mark_down()
 
@@ -235,11 +235,13 @@ class ServerRuntime:
             waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._down.wait())]
             if exited is not None:
                 waiters.append(asyncio.ensure_future(exited))
+            if self.config.ping_interval:
+                waiters.append(asyncio.ensure_future(self._check_health(session, self.config.ping_interval)))
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
                 if exited is not None and not self._stopping:
                     # a call may have seen the pipe close first: the exit says more
-                    await asyncio.wait(waiters[1:], timeout=EXIT_GRACE)
+                    await asyncio.wait(waiters[1:2], timeout=EXIT_GRACE)
             finally:
                 for waiter in waiters:
                     waiter.cancel()
@@ -248,6 +250,24 @@ class ServerRuntime:
                 self._down_reason = f"the process exited with code {waiters[1].result()}"
             self._mark_down()
             return True
+
+    async def _check_health(self, session: Any, interval: float) -> None:
+        """Every ``interval`` seconds ask the server something cheap (``ping``; in
+        2026-07-28, which has none, ``server/discover``); no answer within ``interval``
+        counts as a lost connection. Returns only then."""
+        while True:
+            await asyncio.sleep(interval)
+            package = session.package
+            spec = package.dispatch.REQUESTS.get("ping") or package.dispatch.REQUESTS.get("server/discover")
+            if spec is None:
+                return
+            try:
+                await session.send_request(spec, None, interval)
+            except RpcError:
+                continue  # it answered
+            except (asyncio.TimeoutError, ConnectionError, OSError, ConnectionClosed) as error:
+                self.connection_lost(error)
+                return
 
     def _mark_down(self) -> None:
         """No new calls from here on; the registry shows the server unavailable."""
