@@ -784,8 +784,8 @@ async def connect(
         transport.deliver = engine._receive
         transport.deliver_message = engine.receive_message
     reader = asyncio.create_task(engine.run())
+    opening = asyncio.create_task(session.open())
     try:
-        opening = asyncio.create_task(session.open())
         done, _ = await asyncio.wait({opening, reader}, return_when=asyncio.FIRST_COMPLETED)
         if opening not in done:
             opening.cancel()
@@ -796,11 +796,14 @@ async def connect(
         opening.result()
         yield session.client
     finally:
+        opening.cancel()  # given up during negotiation (cancelled, timed out): end it too
         with contextlib.suppress(Exception):
             await session.close()
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await reader
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await opening
 
 
 @contextlib.asynccontextmanager

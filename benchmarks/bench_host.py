@@ -1,0 +1,251 @@
+"""The host (``mcp_codegen.runtime.host``) beside the official SDK's ``ClientSessionGroup``
+(mcp 2.3.0), in one run, on the same stdio server program (``peers/ours_server.py``):
+
+* start-up of 10 stdio servers, against the start-up of one (goal: at most 1.5x);
+* a routed ``tools/call`` (``host.call_tool("s__echo")``) against a direct call on the same
+  connection (``client.call_tool``): the routing overhead (goal: under 10%); the SDK's
+  ``group.call_tool`` against ``session.call_tool`` on its same session, beside it;
+* the gateway (``mcp-host serve --stdio`` in front of the server) against a direct
+  connection to the server, both driven by our client: calls per second.
+
+    .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH]
+
+``--quick`` (CI) runs in well under a minute with small samples; its figures are rough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SERVER = HERE / "peers" / "ours_server.py"
+ARGUMENTS = {"text": "hello"}
+GOAL_STARTUP_RATIO = 1.5
+GOAL_OVERHEAD = 0.10
+
+
+def entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVER), "stdio"]}
+
+
+async def timed_rounds(
+    paths: dict[str, Callable[[], Awaitable[Any]]], calls: int, rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """(calls per second, this process's CPU microseconds per call) of each path,
+    ``rounds`` times, round-robin (so load drifts hit every path alike); the first round
+    is a warm-up and dropped. CPU time is what a loaded machine disturbs least: the
+    server runs in its own process, so a path's extra client-side work shows there."""
+    rates: dict[str, list[float]] = {name: [] for name in paths}
+    cpu: dict[str, list[float]] = {name: [] for name in paths}
+    for round_index in range(rounds + 1):
+        for name, call in paths.items():
+            began, began_cpu = time.perf_counter(), time.process_time()
+            for _ in range(calls):
+                await call()
+            if round_index:
+                rates[name].append(calls / (time.perf_counter() - began))
+                cpu[name].append((time.process_time() - began_cpu) / calls * 1e6)
+    return rates, cpu
+
+
+# -- start-up ----------------------------------------------------------------------------------
+
+
+CHILD_CPU: list[float] = []  # the servers' CPU seconds per host start-up (from rusage)
+
+
+async def host_startup(count: int) -> float:
+    import resource
+
+    from mcp_codegen.runtime.host import Host
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    async with Host({f"s{i}": entry() for i in range(count)}) as host:
+        elapsed = time.perf_counter() - began
+        assert len(host.ready()) == count, host.status()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the servers have been reaped
+    CHILD_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return elapsed
+
+
+async def sdk_startup(count: int) -> float:
+    from mcp.client.session_group import ClientSessionGroup
+    from mcp.client.stdio import StdioServerParameters
+
+    names = itertools.count()
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"], env=dict(os.environ))
+    began = time.perf_counter()
+    async with ClientSessionGroup(component_name_hook=lambda name, info: f"{next(names)}_{name}") as group:
+        for _ in range(count):  # its API connects one server at a time
+            await group.connect_to_server(params)
+        elapsed = time.perf_counter() - began
+        assert len(group.sessions) == count
+    return elapsed
+
+
+async def startup_rows(repeats: int) -> list[dict[str, Any]]:
+    ours_one, ours_ten, sdk_one, sdk_ten, cpu_ten = [], [], [], [], []
+    await host_startup(1)  # untimed: warm the bytecode caches
+    for _ in range(repeats):
+        ours_one.append(await host_startup(1))
+        ours_ten.append(await host_startup(10))
+        cpu_ten.append(CHILD_CPU[-1])
+        sdk_one.append(await sdk_startup(1))
+        sdk_ten.append(await sdk_startup(10))
+    ours_ratio = statistics.median(ours_ten) / max(ours_one)
+    return [
+        {"row": "start-up, 1 stdio server, s", "ours": statistics.median(ours_one), "sdk": statistics.median(sdk_one)},
+        {"row": "start-up, 10 stdio servers, s", "ours": statistics.median(ours_ten), "sdk": statistics.median(sdk_ten),
+         "note": f"ours 10/slowest 1: {ours_ratio:.2f}x (goal <= {GOAL_STARTUP_RATIO}x); "
+                 f"SDK 10/1: {statistics.median(sdk_ten) / statistics.median(sdk_one):.2f}x (it connects one at a time)"},
+        {"row": "start-up, 10 stdio servers: the servers' own CPU, s", "ours": statistics.median(cpu_ten),
+         "note": f"{os.cpu_count()} CPUs: 10 servers starting at once need "
+                 f"{statistics.median(cpu_ten):.1f} CPU-s, so start-up cannot take less than "
+                 f"{statistics.median(cpu_ten) / (os.cpu_count() or 1):.1f} s here, however it is scheduled"},
+    ]
+
+
+# -- routing overhead --------------------------------------------------------------------------
+
+
+async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
+    from mcp.client.session_group import ClientSessionGroup
+    from mcp.client.stdio import StdioServerParameters
+
+    from mcp_codegen.runtime.host import Host
+
+    async with Host({"s": entry()}) as host:
+        client = host.server("s").client
+
+        async def direct() -> Any:
+            return await client.call_tool(name="echo", arguments=ARGUMENTS)
+
+        async def routed() -> Any:
+            return await host.call_tool("s__echo", ARGUMENTS)
+
+        assert (await routed()).content[0].text == "hello"
+        ours, ours_cpu = await timed_rounds({"direct": direct, "routed": routed}, calls, rounds)
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"], env=dict(os.environ))
+    async with ClientSessionGroup() as group:
+        session = await group.connect_to_server(params)
+
+        async def sdk_direct() -> Any:
+            return await session.call_tool("echo", ARGUMENTS)
+
+        async def sdk_routed() -> Any:
+            return await group.call_tool("echo", ARGUMENTS)
+
+        assert (await sdk_routed()).content[0].text == "hello"
+        sdk, sdk_cpu = await timed_rounds({"direct": sdk_direct, "routed": sdk_routed}, calls, rounds)
+    # paired: each round's routed rate against the same round's direct rate
+    ours_overhead = statistics.median(d / r - 1 for d, r in zip(ours["direct"], ours["routed"], strict=True))
+    sdk_overhead = statistics.median(d / r - 1 for d, r in zip(sdk["direct"], sdk["routed"], strict=True))
+    extra_cpu = statistics.median(ours_cpu["routed"]) - statistics.median(ours_cpu["direct"])
+    direct_wall = 1e6 / statistics.median(ours["direct"])
+    return [
+        {"row": "direct call on the host's connection, calls/s", "ours": statistics.median(ours["direct"]),
+         "sdk": statistics.median(sdk["direct"])},
+        {"row": "routed call (host / ClientSessionGroup), calls/s", "ours": statistics.median(ours["routed"]),
+         "sdk": statistics.median(sdk["routed"]),
+         "note": f"routing overhead, wall time (paired): ours {ours_overhead:+.1%} (goal < {GOAL_OVERHEAD:.0%}), "
+                 f"SDK {sdk_overhead:+.1%}"},
+        {"row": "client CPU per direct call, us", "ours": statistics.median(ours_cpu["direct"]),
+         "sdk": statistics.median(sdk_cpu["direct"])},
+        {"row": "client CPU per routed call, us", "ours": statistics.median(ours_cpu["routed"]),
+         "sdk": statistics.median(sdk_cpu["routed"]),
+         "note": f"routing's extra CPU: {extra_cpu:+.1f} us per call = {extra_cpu / direct_wall:+.1%} of a "
+                 f"direct call's {direct_wall:.0f} us (the load-proof estimate of the overhead)"},
+    ]
+
+
+# -- gateway -----------------------------------------------------------------------------------
+
+
+async def gateway_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
+    from mcp_codegen.runtime.client import connect_stdio
+
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"s": entry()}}))
+        gateway = [sys.executable, "-m", "mcp_codegen.runtime.host.cli", "serve", "--config", str(config), "--stdio"]
+        async with (
+            connect_stdio([sys.executable, str(SERVER), "stdio"]) as server,
+            connect_stdio(gateway) as through,
+        ):
+            async def direct() -> Any:
+                return await server.call_tool(name="echo", arguments=ARGUMENTS)
+
+            async def via_gateway() -> Any:
+                return await through.call_tool(name="s__echo", arguments=ARGUMENTS)
+
+            assert (await via_gateway()).content[0].text == "hello"
+            rates, _cpu = await timed_rounds({"direct": direct, "gateway": via_gateway}, calls, rounds)
+    ratio = statistics.median(g / d for d, g in zip(rates["direct"], rates["gateway"], strict=True))
+    return [
+        {"row": "stdio calls/s: direct to the server", "ours": statistics.median(rates["direct"])},
+        {"row": "stdio calls/s: through the gateway", "ours": statistics.median(rates["gateway"]),
+         "note": f"gateway/direct (paired): {ratio:.2f}x (two hops: client -> gateway -> server)"},
+    ]
+
+
+def render(rows: list[dict[str, Any]], quick: bool) -> str:
+    lines = [
+        f"bench_host ({'quick: rough figures' if quick else 'full'}); python {sys.version.split()[0]}, "
+        f"load {os.getloadavg()[0]:.2f}",
+        "",
+        "| measurement | ours | SDK (mcp 2.3.0) |",
+        "|---|---|---|",
+    ]
+    for row in rows:
+        sdk = row.get("sdk")
+        lines.append(f"| {row['row']} | {row['ours']:,.3f} | {'' if sdk is None else f'{sdk:,.3f}'} |")
+    lines.append("")
+    lines.extend(f"- {row['note']}" for row in rows if "note" in row)
+    return "\n".join(lines)
+
+
+async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
+    if args.quick:
+        repeats, calls, rounds = 1, 200, 3
+    else:
+        repeats, calls, rounds = 5, 2000, 7
+    rows = await startup_rows(repeats)
+    rows += await routing_rows(calls, rounds)
+    rows += await gateway_rows(calls, rounds)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small samples (CI): under a minute")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    import logging
+
+    logging.basicConfig(level=logging.ERROR)
+    began = time.perf_counter()
+    rows = asyncio.run(main_async(args))
+    print(render(rows, args.quick))
+    print(f"\n({time.perf_counter() - began:.1f} s)")
+    if args.json:
+        with contextlib.suppress(OSError):
+            args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

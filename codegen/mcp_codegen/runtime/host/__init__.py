@@ -1,0 +1,35 @@
+"""The host: connect N MCP servers, merge their tools into one registry, route calls,
+refresh on changes, survive failures, and serve everything as one gateway server.
+
+``async with Host.from_config("mcp.json") as host: await host.call_tool("weather__now", {})``
+"""
+
+from .changes import Change, ChangeStream
+from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
+from .core import Host
+from .errors import HostError, InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
+from .naming import NamingRule, valid_function_name
+from .registry import PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry
+
+__all__ = [
+    "Change",
+    "ChangeStream",
+    "ConfigError",
+    "Host",
+    "HostConfig",
+    "HostError",
+    "InvalidArguments",
+    "NamingRule",
+    "PromptEntry",
+    "Registry",
+    "ResourceEntry",
+    "ServerConfig",
+    "ServerTimeout",
+    "ServerUnavailable",
+    "TemplateEntry",
+    "ToolEntry",
+    "UnknownTool",
+    "load_config",
+    "parse_config",
+    "valid_function_name",
+]

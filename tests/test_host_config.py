@@ -1,0 +1,195 @@
+"""The host's configuration, naming rule, registry and function-calling export (no I/O)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_codegen.runtime.host import ConfigError, Registry, load_config, parse_config, valid_function_name
+from mcp_codegen.runtime.host.config import ServerConfig, parse_server
+from mcp_codegen.runtime.host.naming import NamingRule, sanitize, shorten
+from mcp_codegen.runtime.host.registry import ServerLists, function_definitions, template_pattern
+
+ENV = {"TOKEN": "s3cret", "HOME": "/home/u"}
+
+
+def test_desktop_config_file_with_every_transport(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({
+        "mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "server", "${HOME}/x"], "env": {"T": "${TOKEN}"}, "cwd": "/tmp"},
+            "search": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+            "typed": {"type": "streamable-http", "url": "http://localhost:8000/mcp"},
+            "off": {"command": "x", "disabled": True},
+        },
+        "globalShortcut": "ignored: other keys of a desktop host's file are left alone",
+    }))
+    config = load_config(path, ENV)
+    files = config.servers["files"]
+    assert files.transport == "stdio"
+    assert files.command == ("npx", "-y", "server", "/home/u/x")
+    assert dict(files.env) == {"T": "s3cret"} and files.cwd == "/tmp"
+    assert config.servers["search"].transport == "http"
+    assert dict(config.servers["search"].headers) == {"Authorization": "Bearer s3cret"}
+    assert config.servers["legacy"].transport == "sse"
+    assert config.servers["typed"].transport == "http"
+    assert config.servers["off"].disabled
+    assert list(config.servers) == ["files", "search", "legacy", "typed", "off"]
+
+
+def test_plain_dict_and_defaults_and_escapes() -> None:
+    config = parse_config({"a": {"command": "run", "args": ["$$HOME", "${NOPE:-fallback}"]}}, ENV)
+    assert config.servers["a"].command == ("run", "$HOME", "fallback")
+    assert config.separator == "__" and config.prefix_tools == "always"
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "words"),
+    [
+        ({"command": "x", "comand": "y"}, "comand", "unknown key"),
+        ({"args": ["x"]}, "command", "missing"),
+        ({"type": "stdio"}, "command", "missing"),
+        ({"type": "http"}, "url", "missing"),
+        ({"url": "ftp://example.com/mcp"}, "url", "not an http(s) URL"),
+        ({"url": "http:///mcp"}, "url", "not an http(s) URL"),
+        ({"command": "x", "env": {"K": "${UNSET_VARIABLE}"}}, "env.K", "UNSET_VARIABLE is not set"),
+        ({"command": "x", "args": "not a list"}, "args", "list of strings"),
+        ({"command": "x", "timeout": 0}, "timeout", "positive number"),
+        ({"command": "x", "type": "websocket"}, "type", "stdio, http or sse"),
+        ({"url": "http://h/mcp", "command": "x"}, "url", "takes command/args"),
+        ({"command": "x", "protocol": "latest"}, "protocol", "auto or a revision"),
+        ({"command": "x", "disabled": "yes"}, "disabled", "true or false"),
+    ],
+)
+def test_a_bad_entry_is_an_error_naming_the_server_and_the_field(
+    entry: dict[str, Any], field: str, words: str | None
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"mcpServers": {"srv": entry}}, ENV)
+    message = str(caught.value)
+    assert "server 'srv'" in message and f"field {field!r}" in message
+    assert caught.value.server == "srv" and caught.value.key == field
+    if words:
+        assert words in message
+
+
+def test_bad_files_and_host_options(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{nope")
+    with pytest.raises(ConfigError, match=r"not valid JSON \(line 1"):
+        load_config(broken)
+    with pytest.raises(ConfigError, match=r"host\.separator"):
+        parse_config({"mcpServers": {}, "host": {"separator": "::"}})
+    with pytest.raises(ConfigError, match=r"host\.colour"):
+        parse_config({"mcpServers": {}, "host": {"colour": 1}})
+    with pytest.raises(ConfigError, match="server 'bad name'"):
+        parse_config({"mcpServers": {"bad name": {"command": "x"}}})
+
+
+# -- naming ----------------------------------------------------------------------------------
+
+
+def lists(*tools: str) -> ServerLists:
+    return ServerLists(tools=[{"name": t, "inputSchema": {"type": "object"}} for t in tools])
+
+
+def build(servers: dict[str, ServerLists], **host: Any) -> Registry:
+    config = parse_config({"mcpServers": {name: {"command": "x"} for name in servers}, "host": host})
+    rule = NamingRule(config.separator, config.prefix_tools)
+    return Registry.build([(config.servers[name], lists_) for name, lists_ in servers.items()], rule)
+
+
+def test_default_rule_prefixes_every_tool_with_its_server() -> None:
+    registry = build({"weather": lists("current", "search"), "web": lists("search")})
+    assert sorted(registry.tools) == ["weather__current", "weather__search", "web__search"]
+    entry = registry.tools["web__search"]
+    assert (entry.server, entry.tool) == ("web", "search")
+    assert registry.collisions == {"search": ["weather", "web"]}
+
+
+def test_collision_rule_prefixes_only_shared_names_and_separator_is_configurable() -> None:
+    registry = build({"weather": lists("current", "search"), "web": lists("search")},
+                     prefixTools="collisions", separator="-")
+    assert sorted(registry.tools) == ["current", "weather-search", "web-search"]
+
+
+def test_names_are_valid_for_llm_apis_and_long_names_shorten_deterministically() -> None:
+    long_name = "a" * 80
+    odd = ["dots.and spaces", "émoji🙂", "9starts_with_digit", long_name, "x" * 63 + "_y"]
+    registry = build({"srv": lists(*odd), "other": lists(long_name)})
+    assert all(valid_function_name(name) and len(name) <= 64 for name in registry.tools)
+    assert len(registry.tools) == len(odd) + 1
+    again = build({"srv": lists(*odd), "other": lists(long_name)})
+    assert list(registry.tools) == list(again.tools)  # deterministic
+    assert shorten("b" * 70) == shorten("b" * 70) and len(shorten("b" * 70)) == 64
+    assert sanitize("a.b") == "a_b" and sanitize("-x") == "_-x"
+    assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,63}", registry.tools["srv__dots_and_spaces"].name)
+
+
+def test_names_that_only_differ_in_replaced_characters_stay_apart() -> None:
+    registry = build({"s": lists("a.b", "a_b", "a b")}, prefixTools="collisions")
+    assert len(registry.tools) == 3
+    assert {e.tool for e in registry.tools.values()} == {"a.b", "a_b", "a b"}
+    assert all(valid_function_name(name) for name in registry.tools)
+
+
+def test_allow_and_deny_lists() -> None:
+    config = parse_config({
+        "a": {"command": "x", "allowTools": ["one", "two"], "denyTools": ["two"]},
+        "b": {"command": "x", "denyTools": ["one"], "prefix": "B"},
+    })
+    registry = Registry.build(
+        [(config.servers["a"], lists("one", "two", "three")), (config.servers["b"], lists("one", "two"))],
+        NamingRule(),
+    )
+    assert sorted(registry.tools) == ["B__two", "a__one"]
+
+
+def test_resources_templates_and_prompts() -> None:
+    config = parse_config({"a": {"command": "x"}, "b": {"command": "x"}})
+    a = ServerLists(resources=[{"uri": "file:///x", "name": "x"}], prompts=[{"name": "greet"}],
+                    templates=[{"uriTemplate": "db://{table}/rows{?limit}", "name": "rows"}])
+    b = ServerLists(resources=[{"uri": "file:///x", "name": "x"}, {"uri": "b://y", "name": "y"}],
+                    prompts=[{"name": "greet"}])
+    registry = Registry.build([(config.servers["a"], a), (config.servers["b"], b)], NamingRule())
+    assert sorted(registry.prompts) == ["a__greet", "b__greet"]
+    assert registry.owner_of_uri("file:///x") == "a" and registry.shared_uris == {"file:///x": ["a", "b"]}
+    assert registry.owner_of_uri("b://y") == "b"
+    assert registry.owner_of_uri("db://users/rows?limit=3") == "a"
+    assert registry.owner_of_uri("db://users/rows") == "a"
+    assert registry.owner_of_uri("db://users/x/rows") is None
+    assert template_pattern("file:///{+path}").fullmatch("file:///a/b/c")
+
+
+def test_function_definitions_in_three_shapes() -> None:
+    registry = build({"w": ServerLists(tools=[{
+        "name": "now", "description": "Weather now",
+        "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }])})
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    entries = list(registry.tools.values())
+    assert function_definitions(entries, "openai") == [
+        {"type": "function", "function": {"name": "w__now", "description": "Weather now", "parameters": schema}}
+    ]
+    assert function_definitions(entries, "anthropic") == [
+        {"name": "w__now", "description": "Weather now", "input_schema": schema}
+    ]
+    assert function_definitions(entries, "gemini") == [
+        {"name": "w__now", "description": "Weather now", "parametersJsonSchema": schema}
+    ]
+    with pytest.raises(ValueError, match="openai, anthropic, gemini"):
+        function_definitions(entries, "llama")
+
+
+def test_equal_entries_compare_equal_for_reload() -> None:
+    one = parse_server("a", {"command": "x", "args": ["1"]}, {})
+    assert one == parse_server("a", {"command": "x", "args": ["1"]}, {})
+    assert one != parse_server("a", {"command": "x", "args": ["2"]}, {})
+    assert isinstance(one, ServerConfig)
