@@ -83,11 +83,13 @@ class Bank(ServerHandlers):
         self.started: list[tuple[str, Any]] = []
         self.cancelled: list[tuple[str, Any]] = []
         self.transfers: list[float] = []
+        self.emitted = 0
         self.single_use = single_use
 
     async def list_tools(self, params: Any, ctx: Ctx) -> models.ListToolsResult:
         return models.ListToolsResult(
-            tools=[tool("hold", who="string"), tool("transfer", amount="number"), tool("self_cancel")]
+            tools=[tool("hold", who="string"), tool("transfer", amount="number"), tool("self_cancel"),
+                   tool("chatty", count="integer")]
         )
 
     async def call_tool(self, params: models.CallToolRequestParams, ctx: Ctx) -> models.CallToolResult:
@@ -114,6 +116,12 @@ class Bank(ServerHandlers):
             return models.CallToolResult(content=[models.TextContent(type="text", text=f"moved {amount:g}")])
         if params.name == "self_cancel":
             raise asyncio.CancelledError
+        if params.name == "chatty":
+            total = int(arguments.get("count", 5000))
+            for step in range(total):
+                await ctx.report_progress(step, total)
+                self.emitted += 1
+            return models.CallToolResult(content=[models.TextContent(type="text", text="said it all")])
         raise ValueError(params.name)
 
     async def list_prompts(self, params: Any, ctx: Ctx) -> models.ListPromptsResult:
@@ -305,14 +313,7 @@ async def test_a_json_reply_that_is_itself_cancelled_cancels_its_handler() -> No
     detached from any reply."""
     bank = Bank()
     app = bank_app(bank)
-    message = call(1, "hold", {"who": "orphan"})
-    headers = {"host": "127.0.0.1", "content-type": "application/json",
-               "accept": "application/json, text/event-stream", "mcp-protocol-version": VERSION,
-               "mcp-method": "tools/call", "mcp-name": "hold"}
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-             "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
-             "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
-    body = [{"type": "http.request", "body": json.dumps(message).encode(), "more_body": False}]
+    scope, body = asgi_post(call(1, "hold", {"who": "orphan"}))
     never = asyncio.Event()
 
     async def receive() -> dict[str, Any]:
@@ -331,6 +332,54 @@ async def test_a_json_reply_that_is_itself_cancelled_cancels_its_handler() -> No
         await asyncio.wait_for(serving, 5)
     await until(lambda: bank.cancelled != [])
     assert bank.cancelled == [("orphan", 1)]
+
+
+def asgi_post(message: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ASGI scope and receive messages of a 2026-07-28 POST of ``message``."""
+    headers = {"host": "127.0.0.1", "content-type": "application/json",
+               "accept": "application/json, text/event-stream", "mcp-protocol-version": VERSION,
+               "mcp-method": message["method"]}
+    if message["method"] == "tools/call":
+        headers["mcp-name"] = message["params"]["name"]
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
+             "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
+    return scope, [{"type": "http.request", "body": json.dumps(message).encode(), "more_body": False}]
+
+
+async def test_an_sse_reply_the_client_does_not_read_holds_the_handler_back() -> None:
+    """A client that stops reading (the server's writes block) cannot make the server
+    buffer a chatty handler's notifications without bound: the handler waits instead."""
+    bank = Bank()
+    app = bank_app(bank)
+    scope, body = asgi_post(call(1, "chatty", {"count": 5000}, progressToken="p"))
+    chunks: list[bytes] = []
+    blocked = asyncio.Event()
+    never = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if body:
+            return body.pop()
+        await never.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(event: dict[str, Any]) -> None:
+        if event["type"] == "http.response.body":
+            chunks.append(event["body"])
+            if len(chunks) == 3:  # the client stops reading here
+                blocked.set()
+                await never.wait()
+
+    serving = asyncio.ensure_future(app(scope, receive, send))
+    try:
+        await asyncio.wait_for(blocked.wait(), 5)
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert bank.emitted < 1000, bank.emitted
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
 
 
 async def test_scenario_many_principals_cancel_each_others_ids() -> None:
@@ -586,6 +635,48 @@ async def test_a_stdio_server_with_listens_open_exits_promptly_at_eof() -> None:
     assert sorted(m["id"] for m in finals) == [1, 2, 3]  # each stream ended with its result
     assert process.returncode == 0
     assert elapsed < 5  # generous; the grace (1 s) no longer applies to listen streams
+
+
+class Slow(Closed):
+    """A transport whose writes wait for ``flowing`` once the first message is out."""
+
+    def __init__(self, *lines: dict[str, Any]) -> None:
+        super().__init__(*lines)
+        self.flowing = asyncio.Event()
+
+    async def send(self, data: bytes) -> None:
+        if self.sent:
+            await self.flowing.wait()
+        await super().send(data)
+
+
+async def test_a_listen_whose_client_does_not_read_holds_one_change_per_kind() -> None:
+    """A client that stops reading cannot make a listen stream buffer changes without bound:
+    a change already waiting is not queued again (list_changed and resources/updated say
+    only that something changed)."""
+    transport = Slow(listen(1))
+    bank = Bank()
+    router = build_router(bank, list_changed=["tools"])
+    engine = Engine(transport, router, eof_grace=5)
+    router.attach(engine)
+    running = asyncio.ensure_future(engine.run())
+    try:
+        await until(lambda: len(transport.sent) == 1)  # acknowledged
+        assert router.modern is not None
+        for _ in range(1000):
+            router.modern.changes.tools_changed()
+        await asyncio.sleep(0.05)
+        assert sum(queue.qsize() for queue in router.modern._listens) <= 1
+        transport.flowing.set()
+        await until(lambda: len(transport.sent) >= 2)
+        await asyncio.sleep(0.05)
+        changes = [m for m in transport.sent if m.get("method") == "notifications/tools/list_changed"]
+        assert 1 <= len(changes) <= 2
+        transport.eof.set()
+        await asyncio.wait_for(asyncio.shield(running), 5)
+    finally:
+        running.cancel()
+        router.close()
 
 
 # -- 10. a client that leaves mid-listen leaves nothing behind ------------------------------

@@ -68,6 +68,11 @@ BAD_REQUEST_CODES = frozenset(
 )
 
 
+#: Messages an SSE reply holds for a client that reads slower than its handler writes;
+#: beyond this the handler's next notification waits.
+MAX_QUEUED_EVENTS = 256
+
+
 def _mismatch(message: str) -> RpcError:
     return RpcError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
@@ -266,12 +271,17 @@ class ModernEndpoint:
         receive: Receive, send: Send,
     ) -> None:
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        room = asyncio.Event()  # set while the queue is under MAX_QUEUED_EVENTS
+        room.set()
 
         async def emit(notification: str, notification_params: Any) -> None:
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": notification}
             if notification_params is not None:
                 message["params"] = notification_params
             queue.put_nowait(encode(message))
+            if queue.qsize() >= MAX_QUEUED_EVENTS:  # the client reads slower than we write:
+                room.clear()  # the handler waits, rather than the queue growing without bound
+                await room.wait()
 
         task = self._start(request_id, method, params, principal, emit)
         task.add_done_callback(lambda done: queue.put_nowait(None))
@@ -304,6 +314,8 @@ class ModernEndpoint:
                     await _send_chunk(send, b": keep-alive\n\n")
                     continue
                 data = getting.result()
+                if not room.is_set() and queue.qsize() <= MAX_QUEUED_EVENTS // 2:
+                    room.set()
                 if data is None:
                     reply = _reply_of(task, request_id)
                     if reply is not None:  # else cancelled: the stream ends with nothing more

@@ -863,10 +863,18 @@ class StatelessBuiltins:
         # changes, then None when the stream ends (see StatelessServer.end_listens); read by
         # this handler itself, so a cancelled stream leaves nothing waiting behind it
         queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        # (method, uri) of the changes in the queue: a change says only that something
+        # changed, so one already waiting is not queued again (a client that does not read
+        # holds at most one per kind, not one per change)
+        waiting: set[tuple[str, Any]] = set()
 
         def listener(method: str, change: dict[str, Any]) -> None:
-            if method in methods or (method == RESOURCE_UPDATED and change.get("uri") in uris):
-                queue.put_nowait((method, change))
+            uri = change.get("uri")
+            if method in methods or (method == RESOURCE_UPDATED and isinstance(uri, str) and uri in uris):
+                key = (method, uri if isinstance(uri, str) else None)
+                if key not in waiting:
+                    waiting.add(key)
+                    queue.put_nowait((method, change))
 
         unsubscribe = server.changes.subscribe(listener)
         server._listens.add(queue)
@@ -876,6 +884,8 @@ class StatelessBuiltins:
             await scope.emit(ACKNOWLEDGED, {"notifications": honoured, "_meta": tag})
             while (item := await queue.get()) is not None:
                 method, change = item
+                uri = change.get("uri")
+                waiting.discard((method, uri if isinstance(uri, str) else None))
                 meta = change.get("_meta")
                 await scope.emit(
                     method, {**change, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
