@@ -8,6 +8,8 @@
   arguments, the principal) and, when the server asks for it, is single-use.
 * A ``subscriptions/listen`` stream ends at once at the end of input (stdio), and a client
   that leaves mid-listen leaves no task behind.
+* A client that stops reading cannot make the server buffer without bound (a listen
+  coalesces changes; an SSE reply holds a bounded number of messages, then its handler waits).
 
 Servers run under a real uvicorn on 127.0.0.1 (``ServerThread``) and are spoken to in raw
 HTTP/1.1, or run as real stdio processes. Every wait is bounded.
