@@ -167,18 +167,10 @@ ASYNCIO_LEAK_MESSAGES = (
     "Task was destroyed but it is pending",
 )
 
-#: Known leaks in files other engineers are fixing (issue 13), each found by the test named
-#: here. nodeid (without parameters) -> (text the report must contain, why it is allowed).
-#: Any other report during that test still fails it. Remove an entry when its fix lands.
-ALLOWED_ASYNCIO_LEAKS: dict[str, tuple[str, str]] = {
-    # client.py, connect(): cancelled while session.open() runs (asyncio.wait({opening,
-    # reader}) interrupted), the opening task is left to end with ConnectionClosed once the
-    # reader is cancelled, and nobody retrieves it. Owner: the client-side fixes of issue 13.
-    "tests/test_hardening_stateless.py::test_a_client_cancelled_while_negotiating_leaves_no_task_behind": (
-        "coro=<ClientSession.open()",
-        "client.py connect(): the opening task outlives a cancelled connect",
-    ),
-}
+#: Known leaks, each found by the test named here, that cannot be fixed here (none today).
+#: nodeid (without parameters) -> (text the report must contain, why it is allowed). Any
+#: other report during that test still fails it.
+ALLOWED_ASYNCIO_LEAKS: dict[str, tuple[str, str]] = {}
 
 _asyncio_reports: list[str] = []
 _reports_lock = threading.Lock()
