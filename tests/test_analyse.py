@@ -14,6 +14,8 @@ from mcp_codegen import analyse as analyse_module
 from mcp_codegen.analyse import (
     EMPTY_RESULT_METHODS,
     GATE_EXCEPTIONS,
+    Direction,
+    Gate,
     Notification,
     Protocol,
     Request,
@@ -25,8 +27,7 @@ from mcp_codegen.generate import GeneratedPackage
 from mcp_codegen.load import LoadedSchema, SchemaSource, load_schema
 from mcp_codegen.models import index_models
 from mcp_codegen.pins import load_pins
-from mcp_codegen.rewrite import definitions_key, ref_name
-from mcp_codegen.runtime.spec import Direction, Era, Gate
+from mcp_codegen.document import Era, definitions_key, ref_name
 
 PINNED = load_pins().names
 HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

@@ -25,12 +25,11 @@ from mcp_codegen.rewrite import (
     name_mixed_unions,
     open_objects,
     rewrite_for_models,
-    schema_era,
     share_inline_objects,
     sort_defs,
     widen_number,
 )
-from mcp_codegen.runtime.spec import Era
+from mcp_codegen.document import Era, schema_era
 
 JSONObject = dict[str, Any]
 

@@ -9,15 +9,16 @@ implicit: :data:`EMPTY_RESULT_METHODS` and :data:`GATE_EXCEPTIONS`.
 
 from __future__ import annotations
 
+import enum
 import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from .document import HANDSHAKE_METHOD, Era, definitions, ref_name
 from .errors import CodegenError
 from .names import snake_case
-from .runtime.spec import Direction, Era, Gate
-from .rewrite import definitions_key, ref_name
+
 
 # Requests whose result type the schema does not name: they answer with the empty result.
 EMPTY_RESULT_METHODS = frozenset(
@@ -36,7 +37,22 @@ ROLE_UNIONS = {
     "ClientNotification": ("notification", "client"),
     "ServerNotification": ("notification", "server"),
 }
-HANDSHAKE_METHOD = "initialize"
+
+
+class Direction(str, enum.Enum):
+    """Who sends a message (the member names are what generated dispatch tables spell)."""
+
+    CLIENT_TO_SERVER = "client->server"
+    SERVER_TO_CLIENT = "server->client"
+    BOTH = "both"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A capability path that ``side`` (``client`` or ``server``) must have declared."""
+
+    side: str
+    path: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -87,7 +103,7 @@ class Protocol:
 
 def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
     """Derive the :class:`Protocol` of a schema document."""
-    defs: dict[str, Any] = document[definitions_key(document)]
+    defs: dict[str, Any] = definitions(document)
     members = _role_members(defs)
     requests: list[Request] = []
     notifications: list[Notification] = []

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError
-from .names import snake_case
+from .names import RUNTIME_PACKAGE, snake_case
 from .rewrite import rewrite_for_models, walk_schemas
 
-MODEL_BASE_CLASS = "mcp_codegen.runtime.model.MCPModel"
+MODEL_BASE_CLASS = f"{RUNTIME_PACKAGE}.model.MCPModel"
 # Python names for wire keys that snake-casing renders badly.
 FIXED_ALIASES = {"_meta": "meta", "$schema": "schema_"}
 

@@ -14,11 +14,11 @@ from importlib import resources
 
 import jinja2
 
-from .analyse import Notification, Protocol, Request
+from .analyse import Direction, Notification, Protocol, Request
 from .errors import CodegenError
 from .models import Field, ModelInfo
+from .names import RUNTIME_PACKAGE
 from .pins import package_name
-from .runtime.spec import Direction
 
 TYPING_NAMES = frozenset({"Any", "Literal"})
 QUOTE_RUN = re.compile(r'"{3,}')
@@ -162,6 +162,7 @@ def _environment() -> jinja2.Environment:
         autoescape=False,
     )
     environment.filters["literal"] = string_literal
+    environment.globals["runtime"] = RUNTIME_PACKAGE
     return environment
 
 

@@ -15,10 +15,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .document import JSONObject, Era, definitions_key, ref_name, schema_era
 from .errors import CodegenError
-from .runtime.spec import Era
-
-JSONObject = dict[str, Any]
 
 # Definition names that play a union role (the sets of messages one side may send).
 UNION_ROLE_NAME = re.compile(r"^(Client|Server|Input)(Request|Notification|Result|Response)$")
@@ -36,18 +34,6 @@ RESULT_TYPE_DEFAULT = "complete"
 RESULT_TYPE_EXCEPTIONS = {"InputRequiredResult": "input_required"}
 DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
 CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
-
-
-def definitions_key(document: JSONObject) -> str:
-    """``$defs`` (2020-12) or ``definitions`` (draft-07)."""
-    return "$defs" if "$defs" in document else "definitions"
-
-
-def ref_name(node: Any) -> str | None:
-    """The definition name a ``{"$ref": "#/$defs/Name"}`` node points at, else None."""
-    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
-        return str(node["$ref"]).rsplit("/", 1)[-1]
-    return None
 
 
 def rewrite_for_models(
@@ -115,20 +101,6 @@ def _allow_fractional_numbers(node: JSONObject) -> None:
 ERRATA: tuple[tuple[str, tuple[str, ...], Callable[[JSONObject], None]], ...] = (
     ("ElicitResult", ("properties", "content", "additionalProperties"), _allow_fractional_numbers),
 )
-
-
-def schema_era(document: JSONObject) -> Era:
-    """The era of a schema, by the rule ``analyse`` uses: handshake iff ``initialize`` exists.
-
-    (Read off the definitions directly: ``analyse`` imports this module, not the reverse.)
-    """
-    from .analyse import HANDSHAKE_METHOD  # deferred: analyse imports this module
-
-    for schema in document[definitions_key(document)].values():
-        method = schema.get("properties", {}).get("method") if isinstance(schema, dict) else None
-        if isinstance(method, dict) and method.get("const") == HANDSHAKE_METHOD:
-            return Era.HANDSHAKE
-    return Era.STATELESS
 
 
 def default_result_type(document: JSONObject) -> None:
