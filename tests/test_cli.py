@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import http.server
 import importlib.metadata
 import os
@@ -22,7 +23,7 @@ import pytest
 from click.testing import CliRunner, Result
 from conftest import FIXTURES
 
-from mcp_codegen import __version__, cli
+from mcp_codegen import __version__, cli, load
 from mcp_codegen.generate import GeneratedPackage, generate_package
 from mcp_codegen.load import CACHE_DIR_ENV, OFFLINE_ENV, SCHEMA_DIR_ENV, SchemaSource, load_schema
 from mcp_codegen.output import write_tree
@@ -125,28 +126,53 @@ def test_all_with_one_schema_file(tmp_path: Path) -> None:
 
 
 def test_missing_schema_without_network(tmp_path: Path) -> None:
+    """draft is not shipped (it changes upstream): offline, without a schema dir, it is missing."""
     (tmp_path / "empty").mkdir()
     before = snapshot(tmp_path)
     result = invoke(
         "--version",
-        "2025-06-18",
+        "draft",
         "--offline",
         "--schema-dir",
         tmp_path / "empty",
         "--out",
         tmp_path / "out",
     )
-    pin = load_pins().find("2025-06-18")
+    pin = load_pins().find("draft")
     assert pin is not None
     assert_clean_error(
         result,
-        "revision 2025-06-18",
-        str(tmp_path / "empty" / "2025-06-18" / "schema.json"),
-        str(tmp_path / "cache" / f"{pin.sha256}.json"),
-        "download disabled",
+        "revision draft",
+        str(tmp_path / "empty" / "draft" / "schema.json"),
+        f"{pin.url} (download disabled)",
         "--schema-dir",
     )
     assert snapshot(tmp_path) == before
+
+
+def test_released_revision_generates_offline_from_the_shipped_schema(
+    tmp_path: Path, generate_revision: Callable[[str], GeneratedPackage]
+) -> None:
+    """No schema dir, an empty cache, no network: the package's own schemas are enough."""
+    result = invoke("--version", "2025-06-18", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "notice" not in result.output
+    assert read_tree(tmp_path / "out") == generate_revision("2025-06-18").files
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_a_changed_draft_generates_with_a_notice(tmp_path: Path, spec_dir: Path) -> None:
+    """draft is not pinned to bytes: a draft that changed upstream is taken as given."""
+    raw = (spec_dir / "draft" / "schema.json").read_bytes()
+    changed = raw.replace(b"A progress token", b"A changed progress token", 1)
+    assert changed != raw
+    (tmp_path / "schemas" / "draft").mkdir(parents=True)
+    (tmp_path / "schemas" / "draft" / "schema.json").write_bytes(changed)
+    result = invoke("--version", "draft", "--schema-dir", tmp_path / "schemas", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "notice: revision draft is not pinned (it changes upstream)" in result.stderr
+    assert hashlib.sha256(changed).hexdigest() in result.stderr
+    assert "A changed progress token" in (tmp_path / "out" / "models" / "progress_token.py").read_text()
 
 
 def test_sha256_mismatch(tmp_path: Path, spec_dir: Path) -> None:
@@ -274,17 +300,21 @@ def test_internal_errors_have_no_traceback_and_exit_3(
 # informational options
 
 
-def test_list_prints_every_pin_with_era_and_sha256() -> None:
+def test_list_prints_a_header_row_then_every_pin_with_era_and_sha256() -> None:
     result = invoke("--list")
     assert result.exit_code == 0, result.output
     pins = load_pins()
-    lines = result.output.splitlines()
+    header, *lines = result.output.splitlines()
+    assert header.split() == ["revision", "era", "sha256", "notes"]
     assert len(lines) == len(pins.pins)
     for pin, line in zip(pins.pins, lines, strict=True):
-        assert line.split()[:3] == [pin.revision, pin.era, pin.sha256]
+        assert line.split()[:3] == [pin.revision, pin.era, pin.sha256 or "-"]
+        assert ("shipped" in line) == pin.released
     latest = next(line for line in lines if line.startswith(pins.latest))
     assert "latest" in latest
-    assert "unreleased" in next(line for line in lines if line.startswith("draft"))
+    draft = next(line for line in lines if line.startswith("draft"))
+    assert "unreleased" in draft and "floating" in draft
+    assert len({line.index(line.split()[2]) for line in [header, *lines]}) == 1, "aligned"
 
 
 def test_tool_version() -> None:
@@ -400,6 +430,8 @@ def http_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ser
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     monkeypatch.delenv(OFFLINE_ENV)
+    # as for a pinned revision the package does not ship (one pinned after this release)
+    monkeypatch.setattr(load, "shipped_schema_path", lambda revision: None)
     for name in ("no_proxy", "NO_PROXY"):
         monkeypatch.setenv(name, "*")
     try:

@@ -13,7 +13,7 @@ import click
 from . import __version__
 from .errors import CodegenError
 from .generate import generate_package, generate_revisions, generate_root
-from .load import SchemaSource, load_schema
+from .load import SchemaSource, load_schema, shipped_schema_path
 from .output import check_tree, write_tree
 from .pins import PinTable, load_pins, package_name
 
@@ -118,9 +118,11 @@ def run(
         assert revision is not None
         schema = load_schema(revision, pins, source)
         if not schema.pinned:
+            floating = pins.find(schema.revision) is not None
             click.echo(
-                f"notice: revision {schema.revision} is not pinned; generating from "
-                f"{schema.origin} (sha256 {schema.sha256}) without verification",
+                f"notice: revision {schema.revision} is not pinned"
+                f"{' (it changes upstream)' if floating else ''}; generating from "
+                f"{schema.origin} (sha256 {schema.sha256}) as given, without verification",
                 err=True,
             )
         package = generate_package(schema, pins.find(schema.revision))
@@ -152,10 +154,22 @@ def _choices(pins: PinTable) -> str:
     return ", ".join([*pins.names, "latest"])
 
 
+LIST_COLUMNS = ("revision", "era", "sha256", "notes")
+
+
 def _print_list(pins: PinTable) -> None:
+    """One header row, then one row per known revision (``draft`` floats: no sha256)."""
+    rows = [LIST_COLUMNS]
     for pin in pins.pins:
-        tags = ["latest"] if pin.revision == pins.latest else []
+        notes = ["shipped"] if shipped_schema_path(pin.revision) is not None else []
+        if pin.revision == pins.latest:
+            notes.append("latest")
         if not pin.released:
-            tags.append("unreleased")
-        suffix = f"  ({', '.join(tags)})" if tags else ""
-        click.echo(f"{pin.revision:12} {pin.era:10} {pin.sha256}{suffix}")
+            notes.append("unreleased")
+        if pin.floating:
+            notes.append("floating: follows upstream, not pinned")
+        rows.append((pin.revision, pin.era, pin.sha256 or "-", ", ".join(notes) or "-"))
+    widths = [max(len(row[column]) for row in rows) for column in range(len(LIST_COLUMNS) - 1)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        click.echo("  ".join([*cells, row[-1]]))
