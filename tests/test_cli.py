@@ -11,6 +11,7 @@ import functools
 import hashlib
 import http.server
 import importlib.metadata
+import json
 import os
 import shutil
 import subprocess
@@ -374,6 +375,27 @@ def test_check_reports_a_diff_and_missing_and_extra_files(
     assert f"extra: {out / 'stray.py'}" in result.stdout
     assert "is stale" in result.stderr
     assert snapshot(tmp_path) == before
+
+
+def test_check_after_a_two_field_schema_change_shows_only_what_changed(
+    tmp_path: Path, tiny_files: dict[str, str]
+) -> None:
+    """The schema's sha256 lives in the package's ``__init__.py`` only, not in every header,
+    so a drift check names the files the change touches and nothing else."""
+    out = tmp_path / "out"
+    write_tree(tiny_files, out)
+    document = json.loads(TINY.read_text())
+    document["$defs"]["Gadget"]["properties"]["colour"] = {"type": "string"}
+    document["$defs"]["Implementation"]["properties"]["vendor"] = {"type": "string"}
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(document))
+    result = invoke("--schema", changed, "--version", UNPINNED, "--out", out, "--check")
+    assert result.exit_code == 1, result.output
+    reported = sorted(line.split(": ", 1)[1] for line in result.stdout.splitlines()
+                      if line.startswith(("changed: ", "missing: ", "extra: ")))
+    assert reported == [str(out / name) for name in
+                        ("__init__.py", "models/gadget.py", "models/implementation.py")]
+    assert len(result.stdout.splitlines()) < 60, result.stdout
 
 
 def test_check_of_a_missing_folder_is_stale_and_writes_nothing(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ def generate_package(schema: LoadedSchema, pin: Pin | None) -> GeneratedPackage:
             f"the pin says {pin.era}",
             "correct the era in schema/pins.json",
         )
-    header = PackageHeader(schema.revision, protocol.era.value, schema.sha256, schema.pinned)
+    header = PackageHeader(
+        schema.revision, protocol.era.value, schema.sha256, schema.pinned, known=pin is not None
+    )
     modules = emit_models(schema.document)
     index = index_models(modules)
     files = render_stubs(protocol, index, header)

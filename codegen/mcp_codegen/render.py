@@ -53,12 +53,16 @@ class Operation:
 
 @dataclass(frozen=True)
 class PackageHeader:
-    """What every generated file's header states."""
+    """What a package states about its schema: every file's header has the revision, era
+    and how to regenerate; only ``__init__.py`` has the sha256 (so a changed schema changes
+    only the files it touches). ``known``: the revision is in ``pins.json`` (``draft`` is,
+    unpinned), so ``--version`` alone finds its schema again."""
 
     revision: str
     era: str
     sha256: str
     pinned: bool
+    known: bool = True
 
 
 def render_stubs(
