@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -223,6 +224,35 @@ def test_meta_validation_failure(tmp_path: Path) -> None:
     before = snapshot(tmp_path)
     result = invoke("--schema", broken, "--version", UNPINNED, "--out", tmp_path / "out")
     assert_clean_error(result, str(broken), "meta-validation", "/$defs/Gadget/properties/name/type")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("document", "missing"),
+    [
+        (  # a valid JSON Schema, but not of MCP
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "$defs": {"Foo": {"type": "object", "properties": {"a": {"type": "string"}}}},
+            },
+            "ClientRequest, ClientNotification, ServerRequest (or InputRequest), ServerNotification",
+        ),
+        ("without ClientRequest", "ClientRequest"),
+    ],
+    ids=["not-mcp", "no-client-request"],
+)
+def test_a_schema_that_is_not_an_mcp_schema_is_bad_input(
+    tmp_path: Path, document: Any, missing: str
+) -> None:
+    if document == "without ClientRequest":
+        document = json.loads(TINY.read_text())
+        del document["$defs"]["ClientRequest"]
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(document))
+    before = snapshot(tmp_path)
+    result = invoke("--schema", schema, "--version", UNPINNED, "--out", tmp_path / "out")
+    assert_clean_error(result, f"not an MCP schema: it lacks {missing}")
+    assert "generator bug" not in result.output
     assert snapshot(tmp_path) == before
 
 

@@ -30,6 +30,15 @@ GATE_EXCEPTIONS: dict[str, tuple[str, ...]] = {
     "notifications/resources/updated": ("resources", "subscribe"),
     "resources/unsubscribe": ("resources", "subscribe"),
 }
+# The unions every MCP schema has: the messages each side may send. A requirement is met by
+# any one of its names (2026-07-28 has InputRequest, requests carried inside results,
+# instead of ServerRequest).
+REQUIRED_UNIONS: tuple[tuple[str, ...], ...] = (
+    ("ClientRequest",),
+    ("ClientNotification",),
+    ("ServerRequest", "InputRequest"),
+    ("ServerNotification",),
+)
 ROLE_UNIONS = {
     "ClientRequest": ("request", "client"),
     "ServerRequest": ("request", "server"),
@@ -104,6 +113,7 @@ class Protocol:
 def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
     """Derive the :class:`Protocol` of a schema document."""
     defs: dict[str, Any] = definitions(document)
+    _check_message_unions(defs, revision)
     members = _role_members(defs)
     requests: list[Request] = []
     notifications: list[Notification] = []
@@ -161,6 +171,22 @@ def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
     protocol = Protocol(revision, era, sha256, tuple(requests), tuple(notifications))
     _check_unique_names(protocol)
     return protocol
+
+
+def _check_message_unions(defs: dict[str, Any], revision: str) -> None:
+    """A schema without the message unions is not an MCP schema: say which are missing."""
+    missing = [
+        names[0] if len(names) == 1 else f"{names[0]} (or {' or '.join(names[1:])})"
+        for names in REQUIRED_UNIONS
+        if not any(name in defs for name in names)
+    ]
+    if missing:
+        raise CodegenError(
+            f"revision {revision}: not an MCP schema: it lacks {', '.join(missing)} (the "
+            "definitions that list the requests and notifications each side may send)",
+            "pass the schema.json of an MCP revision, or a schema shaped like one "
+            "(see mcp-codegen --list for the known revisions)",
+        )
 
 
 def handler_name(type_name: str, suffix: str) -> str:
