@@ -50,6 +50,22 @@ def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> Non
     assert "mcp_codegen/schema/LICENSE" in names
 
 
+def test_wheel_carries_licence_metadata(wheel: Path) -> None:
+    """The project's MIT licence and the shipped schemas' upstream licence, both declared."""
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
+    (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    dist_info = metadata_name.rsplit("/", 1)[0]
+    assert archive.read(f"{dist_info}/licenses/LICENSE") == (REPO_ROOT / "LICENSE").read_bytes()
+    assert archive.read(f"{dist_info}/licenses/schema/LICENSE") == (
+        REPO_ROOT / "schema" / "LICENSE"
+    ).read_bytes()
+    assert (REPO_ROOT / "LICENSE").read_text().startswith("MIT License")
+    metadata = archive.read(metadata_name).decode()
+    assert "License-Expression: MIT AND Apache-2.0" in metadata.splitlines()
+    assert {"License-File: LICENSE", "License-File: schema/LICENSE"} <= set(metadata.splitlines())
+
+
 def test_installed_wheel_generates_offline_from_its_own_schemas(
     wheel: Path, tmp_path: Path
 ) -> None:
