@@ -348,11 +348,29 @@ def test_list_prints_a_header_row_then_every_pin_with_era_and_sha256() -> None:
     assert len({line.index(line.split()[2]) for line in [header, *lines]}) == 1, "aligned"
 
 
-def test_tool_version() -> None:
-    result = invoke("--tool-version")
-    assert result.exit_code == 0
+@pytest.mark.parametrize("spelling", [["version"], ["--tool-version"]])
+def test_tool_version(spelling: list[str]) -> None:
+    """``mcp-codegen version`` (and the older ``--tool-version``); ``--version`` names a
+    protocol revision."""
+    result = invoke(*spelling)
+    assert result.exit_code == 0, result.output
     assert result.output == f"mcp-codegen {__version__}\n"
     assert __version__ == importlib.metadata.version("mcp-codegen")
+
+
+def test_help_names_the_subcommands_and_the_generate_form() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0, result.output
+    assert "--version REVISION" in result.output
+    commands = result.output.split("Commands:", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert sorted(line.split()[0] for line in commands if line.strip()) == ["diff", "version"]
+    assert "4 diff found breaking changes" in " ".join(result.output.split())
+
+
+def test_generation_options_do_not_go_with_a_subcommand(tmp_path: Path) -> None:
+    result = invoke("--out", tmp_path / "out", "version")
+    assert_clean_error(result, "--out", "mcp-codegen version")
+    assert not (tmp_path / "out").exists()
 
 
 def test_latest_resolves_to_2026_07_28(

@@ -27,7 +27,7 @@ import jsonschema.exceptions
 import jsonschema.validators
 
 from .errors import CodegenError
-from .pins import Pin, PinTable, check_revision_name
+from .pins import REVISION_NAME, Pin, PinTable, check_revision_name
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -127,6 +127,19 @@ def load_schema(revision: str, pins: PinTable, source: SchemaSource) -> LoadedSc
     document = parse_json(raw, origin)
     meta_validate(document, origin, pinned)
     return LoadedSchema(name, digest, pinned is not None, origin, document)
+
+
+def load_schema_file(path: Path, pins: PinTable) -> LoadedSchema:
+    """A schema file on its own (``mcp-codegen diff``): the pinned revision whose sha256 it
+    has, else an unpinned schema named after its folder (``.../draft/schema.json``)."""
+    raw = _read_file(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    pin = next((p for p in pins.pins if p.sha256 == digest), None)
+    document = parse_json(raw, str(path))
+    meta_validate(document, str(path), pin)
+    folder = path.resolve().parent.name
+    revision = pin.revision if pin else folder if REVISION_NAME.fullmatch(folder) else "unpinned"
+    return LoadedSchema(revision, digest, pin is not None, str(path), document)
 
 
 def parse_json(raw: bytes, origin: str) -> dict[str, Any]:
