@@ -32,6 +32,9 @@ SCHEMA_MAPS = frozenset(
 RESULT_TYPE_PROPERTY = "resultType"
 RESULT_TYPE_DEFAULT = "complete"
 RESULT_TYPE_EXCEPTIONS = {"InputRequiredResult": "input_required"}
+#: Marks an optional property whose schema admits null; the models' base class reads it
+#: (``mcp_codegen.runtime.model.NULLABLE_MARK`` is the same string).
+NULLABLE_MARK = "x-mcp-nullable"
 DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
 CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
 
@@ -60,6 +63,7 @@ def rewrite_for_models(
         share_inline_objects,
         name_mixed_unions,
         add_discriminators,
+        mark_nullable_optionals,
         sort_defs,
     ]
     for step in steps:
@@ -334,6 +338,54 @@ def add_discriminators(document: JSONObject) -> None:
         tag = _common_tag(resolved)
         if tag is not None:
             node["discriminator"] = {"propertyName": tag}
+
+
+def mark_nullable_optionals(document: JSONObject) -> None:
+    """An optional property whose schema admits ``null`` is marked :data:`NULLABLE_MARK`.
+
+    The models type every optional field ``X | None = None``. Their base class reads ``None``
+    as "absent" (dropped when a model is built, refused when parsed, so no ``null`` the schema
+    rejects is ever sent) unless the field carries this mark, because the schema lets it be
+    null. No official schema has such a property yet; required nullable fields (2025-11-25
+    ``Task.ttl``) are typed ``X | None`` without a default and need no mark. The mark is an
+    annotation (validators ignore unknown keywords) and reaches the models as
+    ``json_schema_extra``.
+    """
+    defs = document[definitions_key(document)]
+    marked = [
+        prop
+        for node in walk_schemas(document)
+        if isinstance(node.get("properties"), dict)
+        for name, prop in node["properties"].items()
+        if name not in node.get("required", ())
+        and isinstance(prop, dict)
+        and admits_null(defs, prop)
+    ]
+    for prop in marked:
+        prop[NULLABLE_MARK] = True
+
+
+def admits_null(defs: JSONObject, node: Any, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``null`` is valid against a schema (every keyword that constrains it agrees)."""
+    if not isinstance(node, dict):
+        return node is True
+    admits = True
+    kinds = node.get("type")
+    if kinds is not None:
+        admits &= "null" in kinds if isinstance(kinds, list) else kinds == "null"
+    if "const" in node:
+        admits &= node["const"] is None
+    if isinstance(node.get("enum"), list):
+        admits &= None in node["enum"]
+    name = ref_name(node)
+    if name is not None:
+        admits &= name not in seen and admits_null(defs, defs.get(name, {}), seen | {name})
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            admits &= any(admits_null(defs, branch, seen) for branch in node[key])
+    if isinstance(node.get("allOf"), list):
+        admits &= all(admits_null(defs, branch, seen) for branch in node["allOf"])
+    return admits
 
 
 def _common_tag(branches: list[JSONObject | None]) -> str | None:

@@ -17,5 +17,5 @@ class CancelledNotification(MCPModel):
     A client MUST NOT attempt to cancel its `initialize` request.
     """
 
-    method: Literal["notifications/cancelled"]
+    method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: cancelled_notification_params.CancelledNotificationParams

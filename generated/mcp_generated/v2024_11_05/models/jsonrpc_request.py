@@ -12,6 +12,6 @@ class JSONRPCRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: str
     params: jsonrpc_request_params.JSONRPCRequestParams | None = None

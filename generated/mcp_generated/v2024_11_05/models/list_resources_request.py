@@ -11,5 +11,5 @@ class ListResourcesRequest(MCPModel):
     Sent from the client to request a list of resources the server has.
     """
 
-    method: Literal["resources/list"]
+    method: Literal["resources/list"] = "resources/list"
     params: list_resources_request_params.ListResourcesRequestParams | None = None

@@ -11,5 +11,5 @@ class LoggingMessageNotification(MCPModel):
     Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    method: Literal["notifications/message"]
+    method: Literal["notifications/message"] = "notifications/message"
     params: logging_message_notification_params.LoggingMessageNotificationParams

@@ -11,7 +11,9 @@ class PromptListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/prompts/list_changed"]
+    method: Literal["notifications/prompts/list_changed"] = (
+        "notifications/prompts/list_changed"
+    )
     params: (
         prompt_list_changed_notification_params.PromptListChangedNotificationParams
         | None

@@ -14,4 +14,4 @@ class PromptReference(MCPModel):
     """
     The name of the prompt or prompt template
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"

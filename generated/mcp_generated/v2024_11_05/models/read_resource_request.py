@@ -11,5 +11,5 @@ class ReadResourceRequest(MCPModel):
     Sent from the client to the server, to read a specific resource URI.
     """
 
-    method: Literal["resources/read"]
+    method: Literal["resources/read"] = "resources/read"
     params: read_resource_request_params.ReadResourceRequestParams

@@ -11,7 +11,9 @@ class ResourceListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/resources/list_changed"]
+    method: Literal["notifications/resources/list_changed"] = (
+        "notifications/resources/list_changed"
+    )
     params: (
         resource_list_changed_notification_params.ResourceListChangedNotificationParams
         | None

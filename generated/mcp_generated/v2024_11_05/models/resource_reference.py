@@ -10,7 +10,7 @@ class ResourceReference(MCPModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = "ref/resource"
     uri: str
     """
     The URI or URI template of the resource.

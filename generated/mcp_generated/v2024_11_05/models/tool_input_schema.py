@@ -12,4 +12,4 @@ class ToolInputSchema(MCPModel):
 
     properties: dict[str, dict[str, Any]] | None = None
     required: list[str] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

@@ -11,5 +11,5 @@ class UnsubscribeRequest(MCPModel):
     Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
     """
 
-    method: Literal["resources/unsubscribe"]
+    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
     params: unsubscribe_request_params.UnsubscribeRequestParams

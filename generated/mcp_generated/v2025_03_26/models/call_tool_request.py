@@ -11,5 +11,5 @@ class CallToolRequest(MCPModel):
     Used by the client to invoke a tool provided by the server.
     """
 
-    method: Literal["tools/call"]
+    method: Literal["tools/call"] = "tools/call"
     params: call_tool_request_params.CallToolRequestParams

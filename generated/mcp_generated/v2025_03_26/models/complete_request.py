@@ -11,5 +11,5 @@ class CompleteRequest(MCPModel):
     A request from the client to the server, to ask for completion options.
     """
 
-    method: Literal["completion/complete"]
+    method: Literal["completion/complete"] = "completion/complete"
     params: complete_request_params.CompleteRequestParams

@@ -26,4 +26,4 @@ class EmbeddedResource(MCPModel):
         text_resource_contents.TextResourceContents
         | blob_resource_contents.BlobResourceContents
     )
-    type: Literal["resource"]
+    type: Literal["resource"] = "resource"

@@ -11,5 +11,5 @@ class GetPromptRequest(MCPModel):
     Used by the client to get a prompt provided by the server.
     """
 
-    method: Literal["prompts/get"]
+    method: Literal["prompts/get"] = "prompts/get"
     params: get_prompt_request_params.GetPromptRequestParams

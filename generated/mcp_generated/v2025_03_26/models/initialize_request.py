@@ -11,5 +11,5 @@ class InitializeRequest(MCPModel):
     This request is sent from the client to the server when it first connects, asking it to begin initialization.
     """
 
-    method: Literal["initialize"]
+    method: Literal["initialize"] = "initialize"
     params: initialize_request_params.InitializeRequestParams

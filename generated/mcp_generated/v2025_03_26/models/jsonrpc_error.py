@@ -13,4 +13,4 @@ class JSONRPCError(MCPModel):
 
     error: jsonrpc_error_error.JSONRPCErrorError
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"

@@ -17,5 +17,5 @@ class ListRootsRequest(MCPModel):
     structure or access specific locations that the client has permission to read from.
     """
 
-    method: Literal["roots/list"]
+    method: Literal["roots/list"] = "roots/list"
     params: list_roots_request_params.ListRootsRequestParams | None = None

@@ -11,5 +11,5 @@ class ListToolsRequest(MCPModel):
     Sent from the client to request a list of tools the server has.
     """
 
-    method: Literal["tools/list"]
+    method: Literal["tools/list"] = "tools/list"
     params: list_tools_request_params.ListToolsRequestParams | None = None

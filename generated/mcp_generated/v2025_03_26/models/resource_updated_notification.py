@@ -11,5 +11,7 @@ class ResourceUpdatedNotification(MCPModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    method: Literal["notifications/resources/updated"]
+    method: Literal["notifications/resources/updated"] = (
+        "notifications/resources/updated"
+    )
     params: resource_updated_notification_params.ResourceUpdatedNotificationParams

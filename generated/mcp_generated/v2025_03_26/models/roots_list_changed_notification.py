@@ -13,7 +13,9 @@ class RootsListChangedNotification(MCPModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    method: Literal["notifications/roots/list_changed"]
+    method: Literal["notifications/roots/list_changed"] = (
+        "notifications/roots/list_changed"
+    )
     params: (
         roots_list_changed_notification_params.RootsListChangedNotificationParams | None
     ) = None

@@ -11,5 +11,5 @@ class SetLevelRequest(MCPModel):
     A request from the client to the server, to enable or adjust logging.
     """
 
-    method: Literal["logging/setLevel"]
+    method: Literal["logging/setLevel"] = "logging/setLevel"
     params: set_level_request_params.SetLevelRequestParams

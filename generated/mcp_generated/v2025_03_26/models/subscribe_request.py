@@ -11,5 +11,5 @@ class SubscribeRequest(MCPModel):
     Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
     """
 
-    method: Literal["resources/subscribe"]
+    method: Literal["resources/subscribe"] = "resources/subscribe"
     params: subscribe_request_params.SubscribeRequestParams

@@ -11,7 +11,9 @@ class ToolListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    method: Literal["notifications/tools/list_changed"]
+    method: Literal["notifications/tools/list_changed"] = (
+        "notifications/tools/list_changed"
+    )
     params: (
         tool_list_changed_notification_params.ToolListChangedNotificationParams | None
     ) = None

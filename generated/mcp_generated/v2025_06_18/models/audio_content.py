@@ -28,4 +28,4 @@ class AudioContent(MCPModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"]
+    type: Literal["audio"] = "audio"

@@ -10,4 +10,4 @@ class BooleanSchema(MCPModel):
     default: StrictBool | None = None
     description: str | None = None
     title: str | None = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = "boolean"

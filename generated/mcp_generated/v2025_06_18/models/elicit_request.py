@@ -11,5 +11,5 @@ class ElicitRequest(MCPModel):
     A request from the server to elicit additional information from the user via the client.
     """
 
-    method: Literal["elicitation/create"]
+    method: Literal["elicitation/create"] = "elicitation/create"
     params: elicit_request_params.ElicitRequestParams

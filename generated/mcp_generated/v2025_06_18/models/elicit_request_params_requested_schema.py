@@ -14,4 +14,4 @@ class ElicitRequestParamsRequestedSchema(MCPModel):
 
     properties: dict[str, primitive_schema_definition.PrimitiveSchemaDefinition]
     required: list[str] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

@@ -11,4 +11,4 @@ class EnumSchema(MCPModel):
     enum: list[str]
     enum_names: Annotated[list[str] | None, Field(alias="enumNames")] = None
     title: str | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"

@@ -11,5 +11,5 @@ class InitializedNotification(MCPModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    method: Literal["notifications/initialized"]
+    method: Literal["notifications/initialized"] = "notifications/initialized"
     params: initialized_notification_params.InitializedNotificationParams | None = None

@@ -11,5 +11,5 @@ class ListPromptsRequest(MCPModel):
     Sent from the client to request a list of prompts and prompt templates the server has.
     """
 
-    method: Literal["prompts/list"]
+    method: Literal["prompts/list"] = "prompts/list"
     params: list_prompts_request_params.ListPromptsRequestParams | None = None

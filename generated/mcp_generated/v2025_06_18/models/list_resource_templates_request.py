@@ -11,7 +11,7 @@ class ListResourceTemplatesRequest(MCPModel):
     Sent from the client to request a list of resource templates the server has.
     """
 
-    method: Literal["resources/templates/list"]
+    method: Literal["resources/templates/list"] = "resources/templates/list"
     params: (
         list_resource_templates_request_params.ListResourceTemplatesRequestParams | None
     ) = None

@@ -11,5 +11,5 @@ class PingRequest(MCPModel):
     A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
     """
 
-    method: Literal["ping"]
+    method: Literal["ping"] = "ping"
     params: ping_request_params.PingRequestParams | None = None

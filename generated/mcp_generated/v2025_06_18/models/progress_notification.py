@@ -11,5 +11,5 @@ class ProgressNotification(MCPModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    method: Literal["notifications/progress"]
+    method: Literal["notifications/progress"] = "notifications/progress"
     params: progress_notification_params.ProgressNotificationParams

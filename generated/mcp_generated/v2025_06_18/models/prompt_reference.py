@@ -23,4 +23,4 @@ class PromptReference(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"

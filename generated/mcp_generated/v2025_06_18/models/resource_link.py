@@ -51,7 +51,7 @@ class ResourceLink(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = "resource_link"
     uri: str
     """
     The URI of this resource.

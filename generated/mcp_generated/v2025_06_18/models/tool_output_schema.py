@@ -13,4 +13,4 @@ class ToolOutputSchema(MCPModel):
 
     properties: dict[str, dict[str, Any]] | None = None
     required: list[str] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

@@ -12,6 +12,6 @@ class CancelTaskRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/cancel"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tasks/cancel"] = "tasks/cancel"
     params: cancel_task_request_params.CancelTaskRequestParams

@@ -19,6 +19,6 @@ class CancelledNotification(MCPModel):
     For task cancellation, use the `tasks/cancel` request instead of this notification.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: cancelled_notification_params.CancelledNotificationParams

@@ -12,6 +12,6 @@ class CompleteRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["completion/complete"] = "completion/complete"
     params: complete_request_params.CompleteRequestParams

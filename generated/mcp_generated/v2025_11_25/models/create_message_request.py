@@ -12,6 +12,6 @@ class CreateMessageRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["sampling/createMessage"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["sampling/createMessage"] = "sampling/createMessage"
     params: create_message_request_params.CreateMessageRequestParams

@@ -12,6 +12,6 @@ class ElicitRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["elicitation/create"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["elicitation/create"] = "elicitation/create"
     params: elicit_request_params.ElicitRequestParams

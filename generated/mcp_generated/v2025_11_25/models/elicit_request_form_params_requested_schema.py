@@ -16,4 +16,4 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, primitive_schema_definition.PrimitiveSchemaDefinition]
     required: list[str] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

@@ -11,8 +11,10 @@ class ElicitationCompleteNotification(MCPModel):
     An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/elicitation/complete"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/elicitation/complete"] = (
+        "notifications/elicitation/complete"
+    )
     params: (
         elicitation_complete_notification_params.ElicitationCompleteNotificationParams
     )

@@ -12,6 +12,6 @@ class GetPromptRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["prompts/get"] = "prompts/get"
     params: get_prompt_request_params.GetPromptRequestParams

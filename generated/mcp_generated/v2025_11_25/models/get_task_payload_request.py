@@ -12,6 +12,6 @@ class GetTaskPayloadRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/result"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tasks/result"] = "tasks/result"
     params: get_task_payload_request_params.GetTaskPayloadRequestParams

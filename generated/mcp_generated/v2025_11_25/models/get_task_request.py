@@ -12,6 +12,6 @@ class GetTaskRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/get"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tasks/get"] = "tasks/get"
     params: get_task_request_params.GetTaskRequestParams

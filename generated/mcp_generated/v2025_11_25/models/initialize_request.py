@@ -12,6 +12,6 @@ class InitializeRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["initialize"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["initialize"] = "initialize"
     params: initialize_request_params.InitializeRequestParams

@@ -11,6 +11,6 @@ class InitializedNotification(MCPModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/initialized"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/initialized"] = "notifications/initialized"
     params: notification_params.NotificationParams | None = None

@@ -21,4 +21,4 @@ class LegacyTitledEnumSchema(MCPModel):
     Non-standard according to JSON schema 2020-12.
     """
     title: str | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"

@@ -12,6 +12,6 @@ class ListPromptsRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["prompts/list"] = "prompts/list"
     params: paginated_request_params.PaginatedRequestParams | None = None

@@ -12,6 +12,6 @@ class ListResourceTemplatesRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/templates/list"] = "resources/templates/list"
     params: paginated_request_params.PaginatedRequestParams | None = None

@@ -18,6 +18,6 @@ class ListRootsRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["roots/list"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["roots/list"] = "roots/list"
     params: request_params.RequestParams | None = None

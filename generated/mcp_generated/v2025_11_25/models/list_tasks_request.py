@@ -12,6 +12,6 @@ class ListTasksRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/list"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tasks/list"] = "tasks/list"
     params: paginated_request_params.PaginatedRequestParams | None = None

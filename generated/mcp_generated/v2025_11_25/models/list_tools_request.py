@@ -12,6 +12,6 @@ class ListToolsRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tools/list"] = "tools/list"
     params: paginated_request_params.PaginatedRequestParams | None = None

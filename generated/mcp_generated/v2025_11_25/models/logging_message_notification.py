@@ -11,6 +11,6 @@ class LoggingMessageNotification(MCPModel):
     JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/message"] = "notifications/message"
     params: logging_message_notification_params.LoggingMessageNotificationParams

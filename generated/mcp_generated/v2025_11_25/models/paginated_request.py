@@ -8,6 +8,6 @@ from . import paginated_request_params, request_id
 
 class PaginatedRequest(MCPModel):
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: str
     params: paginated_request_params.PaginatedRequestParams | None = None

@@ -12,6 +12,6 @@ class PingRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["ping"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["ping"] = "ping"
     params: request_params.RequestParams | None = None

@@ -12,6 +12,6 @@ class ReadResourceRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/read"] = "resources/read"
     params: read_resource_request_params.ReadResourceRequestParams

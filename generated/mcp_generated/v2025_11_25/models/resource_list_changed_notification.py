@@ -11,6 +11,8 @@ class ResourceListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/resources/list_changed"] = (
+        "notifications/resources/list_changed"
+    )
     params: notification_params.NotificationParams | None = None

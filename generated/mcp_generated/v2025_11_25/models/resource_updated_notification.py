@@ -11,6 +11,8 @@ class ResourceUpdatedNotification(MCPModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/resources/updated"] = (
+        "notifications/resources/updated"
+    )
     params: resource_updated_notification_params.ResourceUpdatedNotificationParams

@@ -13,6 +13,8 @@ class RootsListChangedNotification(MCPModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/roots/list_changed"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/roots/list_changed"] = (
+        "notifications/roots/list_changed"
+    )
     params: notification_params.NotificationParams | None = None

@@ -12,6 +12,6 @@ class SetLevelRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["logging/setLevel"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["logging/setLevel"] = "logging/setLevel"
     params: set_level_request_params.SetLevelRequestParams

@@ -12,6 +12,6 @@ class SubscribeRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/subscribe"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/subscribe"] = "resources/subscribe"
     params: subscribe_request_params.SubscribeRequestParams

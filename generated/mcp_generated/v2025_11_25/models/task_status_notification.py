@@ -11,6 +11,6 @@ class TaskStatusNotification(MCPModel):
     An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tasks/status"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
     params: task_status_notification_params.TaskStatusNotificationParams

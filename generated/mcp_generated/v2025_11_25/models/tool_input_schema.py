@@ -14,4 +14,4 @@ class ToolInputSchema(MCPModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, dict[str, Any]] | None = None
     required: list[str] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

@@ -11,6 +11,8 @@ class ToolListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tools/list_changed"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/tools/list_changed"] = (
+        "notifications/tools/list_changed"
+    )
     params: notification_params.NotificationParams | None = None

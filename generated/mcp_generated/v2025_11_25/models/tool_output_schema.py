@@ -18,4 +18,4 @@ class ToolOutputSchema(MCPModel):
     schema_: Annotated[str | None, Field(alias="$schema")] = None
     properties: dict[str, dict[str, Any]] | None = None
     required: list[str] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

@@ -47,4 +47,4 @@ class ToolResultContent(MCPModel):
 
     This MUST match the ID from a previous ToolUseContent.
     """
-    type: Literal["tool_result"]
+    type: Literal["tool_result"] = "tool_result"

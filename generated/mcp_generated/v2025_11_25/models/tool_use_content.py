@@ -32,4 +32,4 @@ class ToolUseContent(MCPModel):
     """
     The name of the tool to call.
     """
-    type: Literal["tool_use"]
+    type: Literal["tool_use"] = "tool_use"

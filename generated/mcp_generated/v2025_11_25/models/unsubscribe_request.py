@@ -12,6 +12,6 @@ class UnsubscribeRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/unsubscribe"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
     params: unsubscribe_request_params.UnsubscribeRequestParams

@@ -13,4 +13,4 @@ class URLElicitationRequiredError(MCPModel):
 
     error: url_elicitation_required_error_error.URLElicitationRequiredErrorError
     id: request_id.RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"

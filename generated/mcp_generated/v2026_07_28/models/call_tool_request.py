@@ -12,8 +12,8 @@ class CallToolRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tools/call"] = "tools/call"
     params: call_tool_request_params.CallToolRequestParams
 
 

@@ -44,7 +44,10 @@ class CallToolResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
+    structured_content: Annotated[
+        Any | None,
+        Field(alias="structuredContent", json_schema_extra={"x-mcp-nullable": True}),
+    ] = None
     """
     An optional JSON value that represents the structured result of the tool call.
 

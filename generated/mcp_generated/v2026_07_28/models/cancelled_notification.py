@@ -17,6 +17,6 @@ class CancelledNotification(MCPModel):
     This notification indicates that the result will be unused, so any associated processing SHOULD cease.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: cancelled_notification_params.CancelledNotificationParams

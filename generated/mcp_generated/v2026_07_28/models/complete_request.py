@@ -12,8 +12,8 @@ class CompleteRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["completion/complete"] = "completion/complete"
     params: complete_request_params.CompleteRequestParams
 
 

@@ -12,5 +12,5 @@ class CompleteResultResponse(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: complete_result.CompleteResult

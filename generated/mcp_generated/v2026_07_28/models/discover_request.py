@@ -15,8 +15,8 @@ class DiscoverRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["server/discover"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["server/discover"] = "server/discover"
     params: request_params.RequestParams
 
 

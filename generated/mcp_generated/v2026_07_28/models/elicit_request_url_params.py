@@ -14,7 +14,7 @@ class ElicitRequestURLParams(MCPModel):
     """
     The message to present to the user explaining why the interaction is needed.
     """
-    mode: Literal["url"]
+    mode: Literal["url"] = "url"
     """
     The elicitation mode.
     """

@@ -12,7 +12,7 @@ class GetPromptResultResponse(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: (
         input_required_result.InputRequiredResult | get_prompt_result.GetPromptResult
     )

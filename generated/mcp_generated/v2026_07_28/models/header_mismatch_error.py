@@ -16,4 +16,4 @@ class HeaderMismatchError(MCPModel):
 
     error: header_mismatch_error_error.HeaderMismatchErrorError
     id: request_id.RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"

@@ -6,7 +6,7 @@ from .error import Error
 
 
 class HeaderMismatchErrorError(Error):
-    code: Literal[-32020]
+    code: Literal[-32020] = -32020
     """
     The error type that occurred.
     """

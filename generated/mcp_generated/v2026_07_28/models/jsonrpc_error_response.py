@@ -13,4 +13,4 @@ class JSONRPCErrorResponse(MCPModel):
 
     error: error_1.Error
     id: request_id.RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"

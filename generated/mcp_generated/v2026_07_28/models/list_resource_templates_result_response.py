@@ -12,5 +12,5 @@ class ListResourceTemplatesResultResponse(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: list_resource_templates_result.ListResourceTemplatesResult

@@ -12,8 +12,8 @@ class ListResourcesRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/list"] = "resources/list"
     params: paginated_request_params.PaginatedRequestParams
 
 

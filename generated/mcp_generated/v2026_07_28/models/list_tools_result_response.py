@@ -12,5 +12,5 @@ class ListToolsResultResponse(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: list_tools_result.ListToolsResult

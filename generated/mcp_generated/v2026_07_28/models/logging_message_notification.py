@@ -11,6 +11,6 @@ class LoggingMessageNotification(MCPModel):
     JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/message"] = "notifications/message"
     params: logging_message_notification_params.LoggingMessageNotificationParams

@@ -17,7 +17,7 @@ class MissingRequiredClientCapabilityError(MCPModel):
         missing_required_client_capability_error_error.MissingRequiredClientCapabilityErrorError
     )
     id: request_id.RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 MissingRequiredClientCapabilityError.model_rebuild()

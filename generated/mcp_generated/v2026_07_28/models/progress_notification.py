@@ -11,6 +11,6 @@ class ProgressNotification(MCPModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/progress"] = "notifications/progress"
     params: progress_notification_params.ProgressNotificationParams

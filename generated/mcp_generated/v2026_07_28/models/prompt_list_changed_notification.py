@@ -11,6 +11,8 @@ class PromptListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a `subscriptions/listen` (SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/prompts/list_changed"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/prompts/list_changed"] = (
+        "notifications/prompts/list_changed"
+    )
     params: notification_params.NotificationParams | None = None

@@ -12,8 +12,8 @@ class ReadResourceRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/read"] = "resources/read"
     params: read_resource_request_params.ReadResourceRequestParams
 
 

@@ -11,6 +11,8 @@ class ResourceListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a `subscriptions/listen` (SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/resources/list_changed"] = (
+        "notifications/resources/list_changed"
+    )
     params: notification_params.NotificationParams | None = None

@@ -13,4 +13,4 @@ class StringSchema(MCPModel):
     max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
     min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: str | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"

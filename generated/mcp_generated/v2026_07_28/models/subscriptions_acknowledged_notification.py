@@ -20,8 +20,10 @@ class SubscriptionsAcknowledgedNotification(MCPModel):
     subscriptions MAY be interleaved before it.
     """
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/subscriptions/acknowledged"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/subscriptions/acknowledged"] = (
+        "notifications/subscriptions/acknowledged"
+    )
     params: (
         subscriptions_acknowledged_notification_params.SubscriptionsAcknowledgedNotificationParams
     )

@@ -14,8 +14,8 @@ class SubscriptionsListenRequest(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["subscriptions/listen"]
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["subscriptions/listen"] = "subscriptions/listen"
     params: subscriptions_listen_request_params.SubscriptionsListenRequestParams
 
 

@@ -13,5 +13,5 @@ class SubscriptionsListenResultResponse(MCPModel):
     """
 
     id: request_id.RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: subscriptions_listen_result.SubscriptionsListenResult

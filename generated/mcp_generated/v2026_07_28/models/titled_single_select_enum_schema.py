@@ -33,4 +33,4 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"

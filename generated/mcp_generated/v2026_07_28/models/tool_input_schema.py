@@ -28,4 +28,4 @@ class ToolInputSchema(MCPModel):
         extra="allow",
     )
     schema_: Annotated[str | None, Field(alias="$schema")] = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"

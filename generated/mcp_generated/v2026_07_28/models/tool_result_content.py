@@ -31,7 +31,10 @@ class ToolResultContent(MCPModel):
     If true, the content typically describes the error that occurred.
     Default: false
     """
-    structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
+    structured_content: Annotated[
+        Any | None,
+        Field(alias="structuredContent", json_schema_extra={"x-mcp-nullable": True}),
+    ] = None
     """
     An optional structured result value.
 
@@ -44,4 +47,4 @@ class ToolResultContent(MCPModel):
 
     This MUST match the ID from a previous `ToolUseContent`.
     """
-    type: Literal["tool_result"]
+    type: Literal["tool_result"] = "tool_result"

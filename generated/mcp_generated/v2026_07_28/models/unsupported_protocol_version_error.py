@@ -16,4 +16,4 @@ class UnsupportedProtocolVersionError(MCPModel):
 
     error: unsupported_protocol_version_error_error.UnsupportedProtocolVersionErrorError
     id: request_id.RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"

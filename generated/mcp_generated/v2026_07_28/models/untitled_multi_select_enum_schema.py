@@ -36,4 +36,4 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"]
+    type: Literal["array"] = "array"

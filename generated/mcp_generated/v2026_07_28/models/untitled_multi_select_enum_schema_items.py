@@ -14,4 +14,4 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     """
     Array of enum values to choose from.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"

@@ -26,4 +26,4 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
