@@ -238,8 +238,9 @@ def test_meta_validation_failure(tmp_path: Path) -> None:
             "ClientRequest, ClientNotification, ServerRequest (or InputRequest), ServerNotification",
         ),
         ("without ClientRequest", "ClientRequest"),
+        ("dangling $ref", "/$defs/ListGadgetsRequest/properties/params: #/$defs/Missing"),
     ],
-    ids=["not-mcp", "no-client-request"],
+    ids=["not-mcp", "no-client-request", "dangling-ref"],
 )
 def test_a_schema_that_is_not_an_mcp_schema_is_bad_input(
     tmp_path: Path, document: Any, missing: str
@@ -247,11 +248,17 @@ def test_a_schema_that_is_not_an_mcp_schema_is_bad_input(
     if document == "without ClientRequest":
         document = json.loads(TINY.read_text())
         del document["$defs"]["ClientRequest"]
+    elif document == "dangling $ref":
+        document = json.loads(TINY.read_text())
+        document["$defs"]["ListGadgetsRequest"]["properties"]["params"] = {
+            "$ref": "#/$defs/Missing"
+        }
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(document))
     before = snapshot(tmp_path)
     result = invoke("--schema", schema, "--version", UNPINNED, "--out", tmp_path / "out")
-    assert_clean_error(result, f"not an MCP schema: it lacks {missing}")
+    assert_clean_error(result, missing if missing.startswith("/") else
+                       f"not an MCP schema: it lacks {missing}")
     assert "generator bug" not in result.output
     assert snapshot(tmp_path) == before
 

@@ -387,3 +387,23 @@ def test_draft_is_downloaded_from_the_moving_branch_and_never_cached(
     assert url.endswith("/main/schema/draft/schema.json")
     assert (loaded.origin, loaded.pinned) == (url, False)
     assert not cache.exists()
+
+
+# references that point nowhere are the input's fault, found before anything is generated
+
+
+@pytest.mark.parametrize(
+    ("ref", "reason"),
+    [
+        ("#/$defs/Missing", "no such definition"),
+        ("https://example.invalid/other.json#/$defs/Gadget", "not a local definition"),
+        ("#/$defs/Gadget/properties/name", "not a local definition"),
+    ],
+)
+def test_a_reference_that_points_nowhere_is_refused(ref: str, reason: str) -> None:
+    document = tiny_document()
+    document["$defs"]["Gadget"]["properties"]["twin"] = {"$ref": ref}
+    with pytest.raises(CodegenError) as caught:
+        meta_validate(document, "f.json", None)
+    assert f"/$defs/Gadget/properties/twin: {ref} ({reason})" in caught.value.problem
+    assert "#/$defs/<Name>" in caught.value.fix

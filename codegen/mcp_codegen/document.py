@@ -7,9 +7,17 @@ imports another for these helpers; the generator's modules form a DAG along the 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from typing import Any
 
 JSONObject = dict[str, Any]
+
+# Keywords whose values are instance data, not schemas: walks never enter them.
+DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+# Keywords whose values map names to schemas.
+SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 
 #: The request that starts a session: a schema that defines it is of the handshake era.
 HANDSHAKE_METHOD = "initialize"
@@ -50,3 +58,53 @@ def schema_era(document: JSONObject) -> Era:
         if isinstance(method, dict) and method.get("const") == HANDSHAKE_METHOD:
             return Era.HANDSHAKE
     return Era.STATELESS
+
+
+def walk_schemas(node: Any) -> Iterator[JSONObject]:
+    """Every schema object in the document, depth first.
+
+    Values of data keywords (``const``, ``default``, ``enum``, ``examples``) are instance
+    data and never entered; maps of named schemas (``properties``, ``$defs``, ...) are
+    entered through their values only, so a property *named* ``default`` is still a schema.
+    """
+    if isinstance(node, list):
+        for item in node:
+            yield from walk_schemas(item)
+    elif isinstance(node, dict):
+        yield node
+        for key, value in node.items():
+            if key in DATA_KEYWORDS:
+                continue
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                for schema in value.values():
+                    yield from walk_schemas(schema)
+            else:
+                yield from walk_schemas(value)
+
+
+def unresolved_references(document: JSONObject) -> list[str]:
+    """``/json/pointer: $ref (why)`` for every ``$ref`` that names no definition of the
+    document (only ``#/$defs/<Name>``, or ``#/definitions/<Name>``, are understood)."""
+    key = definitions_key(document)
+    names = definitions(document)
+    prefix = f"#/{key}/"
+    found: list[str] = []
+
+    def visit(node: Any, pointer: str) -> None:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                visit(item, f"{pointer}/{index}")
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                name = ref.removeprefix(prefix)
+                if not ref.startswith(prefix) or "/" in name:
+                    found.append(f"{pointer}: {ref} (not a local definition)")
+                elif name not in names:
+                    found.append(f"{pointer}: {ref} (no such definition)")
+            for child, value in node.items():
+                if child not in DATA_KEYWORDS:
+                    visit(value, f"{pointer}/{child}")
+
+    visit(document, "")
+    return found

@@ -26,6 +26,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
+from .document import definitions_key, unresolved_references
 from .errors import CodegenError
 from .pins import REVISION_NAME, Pin, PinTable, check_revision_name
 
@@ -199,6 +200,15 @@ def meta_validate(document: dict[str, Any], origin: str, pin: Pin | None) -> Non
         raise CodegenError(
             f"{origin}: has neither '$defs' nor 'definitions'",
             "pass an MCP schema.json; its types live under '$defs' or 'definitions'",
+        )
+    unresolved = unresolved_references(document)
+    if unresolved:
+        shown = "\n    ".join(unresolved[:10])
+        more = f"\n    ... and {len(unresolved) - 10} more" if len(unresolved) > 10 else ""
+        raise CodegenError(
+            f"{origin}: {len(unresolved)} $ref(s) point at no definition:\n    {shown}{more}",
+            f"make every $ref name a definition of the schema (#/{definitions_key(document)}/"
+            "<Name>), or add the missing definitions",
         )
 
 

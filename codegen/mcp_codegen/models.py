@@ -19,7 +19,8 @@ from typing import Any
 
 from .errors import CodegenError
 from .names import RUNTIME_PACKAGE, snake_case
-from .rewrite import NULLABLE_MARK, rewrite_for_models, walk_schemas
+from .document import walk_schemas
+from .rewrite import NULLABLE_MARK, rewrite_for_models
 
 MODEL_BASE_CLASS = f"{RUNTIME_PACKAGE}.model.MCPModel"
 # Python names for wire keys that snake-casing renders badly.

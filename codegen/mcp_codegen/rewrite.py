@@ -12,22 +12,16 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from .document import JSONObject, Era, definitions_key, ref_name, schema_era
+from .document import JSONObject, Era, definitions_key, ref_name, schema_era, walk_schemas
 from .errors import CodegenError
 
 # Definition names that play a union role (the sets of messages one side may send).
 UNION_ROLE_NAME = re.compile(r"^(Client|Server|Input)(Request|Notification|Result|Response)$")
 # Inline objects under these property names are shared by many types and get one class.
 SHARED_PROPERTY_NAMES = ("_meta", "annotations")
-# Keywords whose values are instance data, not schemas: rewrites must never enter them.
-DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
-# Keywords whose values map names to schemas.
-SCHEMA_MAPS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
 # resultType defaults (stateless era): "complete" unless the result names another kind here.
 RESULT_TYPE_PROPERTY = "resultType"
 RESULT_TYPE_DEFAULT = "complete"
@@ -410,28 +404,6 @@ def _resolve(defs: JSONObject, node: Any) -> JSONObject | None:
     if isinstance(node, dict) and "properties" in node:
         return dict(node)
     return None
-
-
-def walk_schemas(node: Any) -> Iterator[JSONObject]:
-    """Every schema object in the document, depth first.
-
-    Values of data keywords (``const``, ``default``, ``enum``, ``examples``) are instance
-    data and never entered; maps of named schemas (``properties``, ``$defs``, ...) are
-    entered through their values only, so a property *named* ``default`` is still a schema.
-    """
-    if isinstance(node, list):
-        for item in node:
-            yield from walk_schemas(item)
-    elif isinstance(node, dict):
-        yield node
-        for key, value in node.items():
-            if key in DATA_KEYWORDS:
-                continue
-            if key in SCHEMA_MAPS and isinstance(value, dict):
-                for schema in value.values():
-                    yield from walk_schemas(schema)
-            else:
-                yield from walk_schemas(value)
 
 
 def _canonical(schema: JSONObject, drop: tuple[str, ...] = ()) -> str:
