@@ -133,10 +133,10 @@ def test_installed_wheel_generates_offline_from_its_own_schemas(
             "-c",
             "import mcp_codegen, x\n"
             "from x import models\n"
-            "result = models.CallToolResult(content=[models.TextContent(type='text', text='hi')])\n"
+            "result = models.CallToolResult(content=[models.TextContent(text='hi')])\n"
             "print(mcp_codegen.__file__)\n"
             "print(x.PROTOCOL_VERSION, x.SCHEMA_SHA256)\n"
-            "print(result.model_dump_json(exclude_unset=True))\n",
+            "print(result.model_dump_json())\n",
         ],
         cwd=work,
         env=environment,
