@@ -220,16 +220,16 @@ def recorded_revision(folder: Path) -> tuple[str, str]:
         ) from exc
     found: dict[str, str] = {}
     for node in tree.body:
-        if (
-            isinstance(node, ast.AnnAssign | ast.Assign)
-            and isinstance(
-                target := (node.target if isinstance(node, ast.AnnAssign) else node.targets[0]),
-                ast.Name,
-            )
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            found[target.id] = node.value.value
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        text = value.value if isinstance(value, ast.Constant) else None
+        if isinstance(target, ast.Name) and isinstance(text, str):
+            found[target.id] = text
     if "PROTOCOL_VERSION" not in found or "SCHEMA_SHA256" not in found:
         raise CodegenError(
             f"{folder}: its __init__.py records no PROTOCOL_VERSION and SCHEMA_SHA256",
