@@ -14,6 +14,8 @@ from mcp_codegen import analyse as analyse_module
 from mcp_codegen.analyse import (
     EMPTY_RESULT_METHODS,
     GATE_EXCEPTIONS,
+    Direction,
+    Gate,
     Notification,
     Protocol,
     Request,
@@ -25,8 +27,7 @@ from mcp_codegen.generate import GeneratedPackage
 from mcp_codegen.load import LoadedSchema, SchemaSource, load_schema
 from mcp_codegen.models import index_models
 from mcp_codegen.pins import load_pins
-from mcp_codegen.rewrite import definitions_key, ref_name
-from mcp_codegen.runtime.spec import Direction, Era, Gate
+from mcp_codegen.document import Era, definitions_key, ref_name
 
 PINNED = load_pins().names
 HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -388,4 +389,43 @@ def test_a_flattened_union_must_copy_exactly_one_message() -> None:
     defs = document["$defs"]
     defs["ServerNotification"] = {"type": "object", "properties": {"method": {"const": "nope"}}}
     with pytest.raises(CodegenError, match="ServerNotification is neither an anyOf"):
+        analyse(document, "2099-01-01", "0" * 64)
+
+
+# not an MCP schema: the input's fault, named as such
+
+
+@pytest.mark.parametrize(
+    ("removed", "missing"),
+    [
+        (("ClientRequest",), "ClientRequest"),
+        (("ClientNotification", "ServerNotification"), "ClientNotification, ServerNotification"),
+        (("ServerRequest",), "ServerRequest (or InputRequest)"),
+    ],
+)
+def test_a_schema_without_the_message_unions_is_not_an_mcp_schema(
+    removed: tuple[str, ...], missing: str
+) -> None:
+    document = tiny()
+    for name in removed:
+        del document["$defs"][name]
+    with pytest.raises(CodegenError) as caught:
+        analyse(document, "2099-01-01", "0" * 64)
+    assert f"not an MCP schema: it lacks {missing}" in caught.value.problem
+    assert "generator bug" not in str(caught.value)
+    assert "schema.json of an MCP revision" in caught.value.fix
+
+
+def test_input_request_stands_in_for_server_request() -> None:
+    """2026-07-28 has InputRequest (requests carried in results) instead of ServerRequest."""
+    document = tiny()
+    document["$defs"]["InputRequest"] = document["$defs"].pop("ServerRequest")
+    protocol = analyse(document, "2099-01-01", "0" * 64)
+    assert protocol.request("sampling/createMessage").embedded
+
+
+def test_an_empty_client_request_union_is_not_an_mcp_schema() -> None:
+    document = tiny()
+    document["$defs"]["ClientRequest"] = {"anyOf": [{"$ref": "#/$defs/Gadget"}]}
+    with pytest.raises(CodegenError, match="Gadget is listed in a Client"):
         analyse(document, "2099-01-01", "0" * 64)

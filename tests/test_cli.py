@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import http.server
 import importlib.metadata
+import json
 import os
 import shutil
 import subprocess
@@ -17,12 +19,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 from conftest import FIXTURES
 
-from mcp_codegen import __version__, cli
+from mcp_codegen import __version__, cli, load
 from mcp_codegen.generate import GeneratedPackage, generate_package
 from mcp_codegen.load import CACHE_DIR_ENV, OFFLINE_ENV, SCHEMA_DIR_ENV, SchemaSource, load_schema
 from mcp_codegen.output import write_tree
@@ -125,28 +128,53 @@ def test_all_with_one_schema_file(tmp_path: Path) -> None:
 
 
 def test_missing_schema_without_network(tmp_path: Path) -> None:
+    """draft is not shipped (it changes upstream): offline, without a schema dir, it is missing."""
     (tmp_path / "empty").mkdir()
     before = snapshot(tmp_path)
     result = invoke(
         "--version",
-        "2025-06-18",
+        "draft",
         "--offline",
         "--schema-dir",
         tmp_path / "empty",
         "--out",
         tmp_path / "out",
     )
-    pin = load_pins().find("2025-06-18")
+    pin = load_pins().find("draft")
     assert pin is not None
     assert_clean_error(
         result,
-        "revision 2025-06-18",
-        str(tmp_path / "empty" / "2025-06-18" / "schema.json"),
-        str(tmp_path / "cache" / f"{pin.sha256}.json"),
-        "download disabled",
+        "revision draft",
+        str(tmp_path / "empty" / "draft" / "schema.json"),
+        f"{pin.url} (download disabled)",
         "--schema-dir",
     )
     assert snapshot(tmp_path) == before
+
+
+def test_released_revision_generates_offline_from_the_shipped_schema(
+    tmp_path: Path, generate_revision: Callable[[str], GeneratedPackage]
+) -> None:
+    """No schema dir, an empty cache, no network: the package's own schemas are enough."""
+    result = invoke("--version", "2025-06-18", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "notice" not in result.output
+    assert read_tree(tmp_path / "out") == generate_revision("2025-06-18").files
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_a_changed_draft_generates_with_a_notice(tmp_path: Path, spec_dir: Path) -> None:
+    """draft is not pinned to bytes: a draft that changed upstream is taken as given."""
+    raw = (spec_dir / "draft" / "schema.json").read_bytes()
+    changed = raw.replace(b"A progress token", b"A changed progress token", 1)
+    assert changed != raw
+    (tmp_path / "schemas" / "draft").mkdir(parents=True)
+    (tmp_path / "schemas" / "draft" / "schema.json").write_bytes(changed)
+    result = invoke("--version", "draft", "--schema-dir", tmp_path / "schemas", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "notice: revision draft is not pinned (it changes upstream)" in result.stderr
+    assert hashlib.sha256(changed).hexdigest() in result.stderr
+    assert "A changed progress token" in (tmp_path / "out" / "models" / "progress_token.py").read_text()
 
 
 def test_sha256_mismatch(tmp_path: Path, spec_dir: Path) -> None:
@@ -196,6 +224,42 @@ def test_meta_validation_failure(tmp_path: Path) -> None:
     before = snapshot(tmp_path)
     result = invoke("--schema", broken, "--version", UNPINNED, "--out", tmp_path / "out")
     assert_clean_error(result, str(broken), "meta-validation", "/$defs/Gadget/properties/name/type")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("document", "missing"),
+    [
+        (  # a valid JSON Schema, but not of MCP
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "$defs": {"Foo": {"type": "object", "properties": {"a": {"type": "string"}}}},
+            },
+            "ClientRequest, ClientNotification, ServerRequest (or InputRequest), ServerNotification",
+        ),
+        ("without ClientRequest", "ClientRequest"),
+        ("dangling $ref", "/$defs/ListGadgetsRequest/properties/params: #/$defs/Missing"),
+    ],
+    ids=["not-mcp", "no-client-request", "dangling-ref"],
+)
+def test_a_schema_that_is_not_an_mcp_schema_is_bad_input(
+    tmp_path: Path, document: Any, missing: str
+) -> None:
+    if document == "without ClientRequest":
+        document = json.loads(TINY.read_text())
+        del document["$defs"]["ClientRequest"]
+    elif document == "dangling $ref":
+        document = json.loads(TINY.read_text())
+        document["$defs"]["ListGadgetsRequest"]["properties"]["params"] = {
+            "$ref": "#/$defs/Missing"
+        }
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(document))
+    before = snapshot(tmp_path)
+    result = invoke("--schema", schema, "--version", UNPINNED, "--out", tmp_path / "out")
+    assert_clean_error(result, missing if missing.startswith("/") else
+                       f"not an MCP schema: it lacks {missing}")
+    assert "generator bug" not in result.output
     assert snapshot(tmp_path) == before
 
 
@@ -274,24 +338,46 @@ def test_internal_errors_have_no_traceback_and_exit_3(
 # informational options
 
 
-def test_list_prints_every_pin_with_era_and_sha256() -> None:
+def test_list_prints_a_header_row_then_every_pin_with_era_and_sha256() -> None:
     result = invoke("--list")
     assert result.exit_code == 0, result.output
     pins = load_pins()
-    lines = result.output.splitlines()
+    header, *lines = result.output.splitlines()
+    assert header.split() == ["revision", "era", "sha256", "notes"]
     assert len(lines) == len(pins.pins)
     for pin, line in zip(pins.pins, lines, strict=True):
-        assert line.split()[:3] == [pin.revision, pin.era, pin.sha256]
+        assert line.split()[:3] == [pin.revision, pin.era, pin.sha256 or "-"]
+        assert ("shipped" in line) == pin.released
     latest = next(line for line in lines if line.startswith(pins.latest))
     assert "latest" in latest
-    assert "unreleased" in next(line for line in lines if line.startswith("draft"))
+    draft = next(line for line in lines if line.startswith("draft"))
+    assert "unreleased" in draft and "floating" in draft
+    assert len({line.index(line.split()[2]) for line in [header, *lines]}) == 1, "aligned"
 
 
-def test_tool_version() -> None:
-    result = invoke("--tool-version")
-    assert result.exit_code == 0
+@pytest.mark.parametrize("spelling", [["version"], ["--tool-version"]])
+def test_tool_version(spelling: list[str]) -> None:
+    """``mcp-codegen version`` (and the older ``--tool-version``); ``--version`` names a
+    protocol revision."""
+    result = invoke(*spelling)
+    assert result.exit_code == 0, result.output
     assert result.output == f"mcp-codegen {__version__}\n"
     assert __version__ == importlib.metadata.version("mcp-codegen")
+
+
+def test_help_names_the_subcommands_and_the_generate_form() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0, result.output
+    assert "--version REVISION" in result.output
+    commands = result.output.split("Commands:", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert sorted(line.split()[0] for line in commands if line.strip()) == ["diff", "version"]
+    assert "4 diff found breaking changes" in " ".join(result.output.split())
+
+
+def test_generation_options_do_not_go_with_a_subcommand(tmp_path: Path) -> None:
+    result = invoke("--out", tmp_path / "out", "version")
+    assert_clean_error(result, "--out", "mcp-codegen version")
+    assert not (tmp_path / "out").exists()
 
 
 def test_latest_resolves_to_2026_07_28(
@@ -344,6 +430,27 @@ def test_check_reports_a_diff_and_missing_and_extra_files(
     assert f"extra: {out / 'stray.py'}" in result.stdout
     assert "is stale" in result.stderr
     assert snapshot(tmp_path) == before
+
+
+def test_check_after_a_two_field_schema_change_shows_only_what_changed(
+    tmp_path: Path, tiny_files: dict[str, str]
+) -> None:
+    """The schema's sha256 lives in the package's ``__init__.py`` only, not in every header,
+    so a drift check names the files the change touches and nothing else."""
+    out = tmp_path / "out"
+    write_tree(tiny_files, out)
+    document = json.loads(TINY.read_text())
+    document["$defs"]["Gadget"]["properties"]["colour"] = {"type": "string"}
+    document["$defs"]["Implementation"]["properties"]["vendor"] = {"type": "string"}
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(document))
+    result = invoke("--schema", changed, "--version", UNPINNED, "--out", out, "--check")
+    assert result.exit_code == 1, result.output
+    reported = sorted(line.split(": ", 1)[1] for line in result.stdout.splitlines()
+                      if line.startswith(("changed: ", "missing: ", "extra: ")))
+    assert reported == [str(out / name) for name in
+                        ("__init__.py", "models/gadget.py", "models/implementation.py")]
+    assert len(result.stdout.splitlines()) < 60, result.stdout
 
 
 def test_check_of_a_missing_folder_is_stale_and_writes_nothing(tmp_path: Path) -> None:
@@ -400,6 +507,8 @@ def http_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ser
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     monkeypatch.delenv(OFFLINE_ENV)
+    # as for a pinned revision the package does not ship (one pinned after this release)
+    monkeypatch.setattr(load, "shipped_schema_path", lambda revision: None)
     for name in ("no_proxy", "NO_PROXY"):
         monkeypatch.setenv(name, "*")
     try:

@@ -35,7 +35,7 @@ from mcp_codegen.pins import load_pins
 from mcp_codegen.runtime.client import connect_stdio
 from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
 from mcp_codegen.runtime.memory import connect_direct, connect_memory
-from mcp_codegen.runtime.spec import Gate
+from mcp_codegen.analyse import Gate
 from mcp_codegen.runtime.stubs import RequestContext
 from mcp_codegen.runtime.tasks import TaskStore
 from mcp_generated.v2025_11_25 import models

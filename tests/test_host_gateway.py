@@ -200,6 +200,39 @@ async def test_sdk_client_over_streamable_http(reaper: Any, config_file: Path) -
             assert text_of(one) == text_of(two)
 
 
+async def test_a_server_request_is_never_shown_to_another_clients_session(
+    reaper: Any, config_file: Path
+) -> None:
+    """Regression: a sampling request a server made during client A's call went to whichever
+    gateway client had called that server last (here B, who would have seen A's prompt).
+    With calls of several clients in flight it can be attributed to none of them: the
+    host answers it (this gateway has no sampling hook, so A's call fails)."""
+    async with gateway_process(config_file) as url:
+        first, second = Inbox(), Inbox()
+        async with over_http(url, first) as a, over_http(url, second) as b:
+            with anyio.fail_after(LIMIT):
+                async with anyio.create_task_group() as group:
+                    outcome: dict[str, Any] = {}
+
+                    async def call_a() -> None:
+                        try:
+                            await a.call_tool("old__sample", {"prompt": "secret of A", "delay": 1.0})
+                        except MCPError as error:
+                            outcome["a"] = error
+
+                    group.start_soon(call_a)
+                    await anyio.sleep(0.3)  # A's call is in flight; B's starts after it
+                    outcome["b"] = await b.call_tool("old__slow", {"seconds": 2})
+            assert second.asked == []  # B never saw A's request
+            assert first.asked == []  # nor A: the request could not be attributed
+            assert "does not answer sampling" in str(outcome["a"])
+            assert not outcome["b"].is_error
+            # Alone again, A's sampling reaches A.
+            with anyio.fail_after(LIMIT):
+                alone = await a.call_tool("old__sample", {"prompt": "hi"})
+            assert text_of(alone) == "sdk saw hi" and first.asked == ["sampling"]
+
+
 async def test_our_client_in_the_stateless_era(reaper: Any, config_file: Path) -> None:
     async with gateway_process(config_file) as url:
         with anyio.fail_after(LIMIT):

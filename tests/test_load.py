@@ -23,6 +23,8 @@ from mcp_codegen.load import (
 )
 from mcp_codegen.pins import PinTable, load_pins, parse_pins
 
+REPO_SCHEMA = Path(__file__).resolve().parent.parent / "schema"
+
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 DIALECT_2020 = "https://json-schema.org/draft/2020-12/schema"
 REVISION = "2031-01-01"
@@ -198,11 +200,11 @@ def test_latest_resolves_to_the_pinned_latest(offline_source: SchemaSource) -> N
     assert loaded.sha256 == pins.find("2026-07-28").sha256  # type: ignore[union-attr]
 
 
-def test_every_pinned_revision_loads_from_the_shared_folder(
+def test_every_released_revision_loads_from_the_shared_folder(
     offline_source: SchemaSource,
 ) -> None:
     pins = load_pins()
-    for pin in pins.pins:
+    for pin in pins.released:
         loaded = load_schema(pin.revision, pins, offline_source)
         assert (loaded.revision, loaded.sha256, loaded.pinned) == (pin.revision, pin.sha256, True)
         assert loaded.document["$schema"] == pin.dialect
@@ -285,3 +287,123 @@ def test_pinned_dialect_must_match(raw: bytes) -> None:
 def test_unreadable_schema_file_is_a_codegen_error(tmp_path: Path) -> None:
     with pytest.raises(CodegenError, match="cannot read schema file"):
         load_schema("2099-01-01", load_pins(), SchemaSource(schema_file=tmp_path / "absent.json"))
+
+
+# the schemas shipped inside the package (lookup: explicit places, shipped, cache, download)
+
+
+def test_every_released_revision_is_shipped_with_the_upstream_licence(spec_dir: Path) -> None:
+    pins = load_pins()
+    for pin in pins.released:
+        shipped = load.shipped_schema_path(pin.revision)
+        assert shipped is not None, pin.revision
+        raw = shipped.read_bytes()
+        assert hashlib.sha256(raw).hexdigest() == pin.sha256
+        assert raw == (spec_dir / pin.revision / "schema.json").read_bytes()
+    assert load.shipped_schema_path("draft") is None  # draft moves upstream: never shipped
+    assert (REPO_SCHEMA / "LICENSE").read_bytes() == (spec_dir / "LICENSE").read_bytes()
+
+
+def test_shipped_schema_needs_no_schema_dir_cache_or_network(
+    tmp_path: Path, download: FakeDownload
+) -> None:
+    source = SchemaSource(None, None, tmp_path / "cache", False)
+    loaded = load_schema("2025-06-18", load_pins(), source)
+    assert loaded.pinned and loaded.revision == "2025-06-18"
+    assert loaded.origin == f"{load.shipped_schema_path('2025-06-18')} (shipped with mcp-codegen)"
+    assert download.urls == [] and not (tmp_path / "cache").exists()
+
+
+def test_explicit_schema_dir_wins_over_the_shipped_schema(
+    tmp_path: Path, spec_dir: Path
+) -> None:
+    schemas = tmp_path / "schemas" / "2025-06-18"
+    schemas.mkdir(parents=True)
+    (schemas / "schema.json").write_bytes((spec_dir / "2025-06-18" / "schema.json").read_bytes())
+    loaded = load_schema("2025-06-18", load_pins(), SchemaSource(None, tmp_path / "schemas"))
+    assert loaded.origin == str(schemas / "schema.json")
+
+
+def test_shipped_schema_wins_over_cache_and_download(
+    tmp_path: Path, download: FakeDownload
+) -> None:
+    pins = load_pins()
+    pin = pins.find("2024-11-05")
+    assert pin is not None and pin.sha256 is not None
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / f"{pin.sha256}.json").write_bytes(b"never read")
+    loaded = load_schema("2024-11-05", pins, SchemaSource(None, None, cache, True))
+    assert "cache" not in loaded.origin and download.urls == []
+
+
+def test_a_corrupt_shipped_schema_is_refused_with_reinstall_advice(
+    tmp_path: Path, spec_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corrupt = tmp_path / "schema.json"
+    corrupt.write_bytes((spec_dir / "2025-06-18" / "schema.json").read_bytes() + b" ")
+    monkeypatch.setattr(load, "shipped_schema_path", lambda revision: corrupt)
+    with pytest.raises(CodegenError, match="does not match the pin") as caught:
+        load_schema("2025-06-18", load_pins(), SchemaSource(None, None, None, False))
+    assert str(corrupt) in caught.value.problem
+    assert "reinstall mcp-codegen" in caught.value.fix
+
+
+def test_use_shipped_false_skips_the_shipped_schemas(tmp_path: Path) -> None:
+    source = SchemaSource(None, None, tmp_path / "cache", False, use_shipped=False)
+    with pytest.raises(CodegenError, match="no schema file for revision 2025-06-18"):
+        load_schema("2025-06-18", load_pins(), source)
+
+
+# draft: unpinned, it follows upstream
+
+
+def edited_draft(spec_dir: Path, root: Path) -> bytes:
+    """Today's draft with one description changed, at ``root/draft/schema.json``."""
+    raw = (spec_dir / "draft" / "schema.json").read_bytes().replace(
+        b"A progress token", b"A changed progress token", 1
+    )
+    (root / "draft").mkdir(parents=True)
+    (root / "draft" / "schema.json").write_bytes(raw)
+    return raw
+
+
+def test_a_changed_draft_is_generated_from_as_given(tmp_path: Path, spec_dir: Path) -> None:
+    raw = edited_draft(spec_dir, tmp_path / "schemas")
+    assert raw != (spec_dir / "draft" / "schema.json").read_bytes()
+    loaded = load_schema("draft", load_pins(), SchemaSource(None, tmp_path / "schemas"))
+    assert (loaded.revision, loaded.pinned) == ("draft", False)
+    assert loaded.sha256 == hashlib.sha256(raw).hexdigest()
+
+
+def test_draft_is_downloaded_from_the_moving_branch_and_never_cached(
+    tmp_path: Path, spec_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeDownload((spec_dir / "draft" / "schema.json").read_bytes() + b"\n")
+    monkeypatch.setattr(load, "_download", fake)
+    cache = tmp_path / "cache"
+    loaded = load_schema("draft", load_pins(), SchemaSource(None, None, cache, True))
+    (url,) = fake.urls
+    assert url.endswith("/main/schema/draft/schema.json")
+    assert (loaded.origin, loaded.pinned) == (url, False)
+    assert not cache.exists()
+
+
+# references that point nowhere are the input's fault, found before anything is generated
+
+
+@pytest.mark.parametrize(
+    ("ref", "reason"),
+    [
+        ("#/$defs/Missing", "no such definition"),
+        ("https://example.invalid/other.json#/$defs/Gadget", "not a local definition"),
+        ("#/$defs/Gadget/properties/name", "not a local definition"),
+    ],
+)
+def test_a_reference_that_points_nowhere_is_refused(ref: str, reason: str) -> None:
+    document = tiny_document()
+    document["$defs"]["Gadget"]["properties"]["twin"] = {"$ref": ref}
+    with pytest.raises(CodegenError) as caught:
+        meta_validate(document, "f.json", None)
+    assert f"/$defs/Gadget/properties/twin: {ref} ({reason})" in caught.value.problem
+    assert "#/$defs/<Name>" in caught.value.fix

@@ -1,4 +1,4 @@
-"""The built distribution ships templates and pins, and works outside the repository."""
+"""The built distribution ships templates, pins and schemas, and works outside the repository."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import filecmp
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import RELEASED, REPO_ROOT
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,122 @@ def test_wheel_ships_templates_pins_runtime_and_generated_packages(wheel: Path) 
         assert f"mcp_generated/{revision}/models/__init__.py" in names
         assert f"mcp_generated/{revision}/models/call_tool_result.py" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+
+
+def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
+    shipped = sorted(n for n in names if n.endswith("/schema.json"))
+    assert shipped == [f"mcp_codegen/schema/{revision}/schema.json" for revision in RELEASED]
+    for revision in RELEASED:
+        data = archive.read(f"mcp_codegen/schema/{revision}/schema.json")
+        assert data == (REPO_ROOT / "schema" / revision / "schema.json").read_bytes()
+    assert "mcp_codegen/schema/LICENSE" in names
+
+
+def test_wheel_carries_licence_metadata(wheel: Path) -> None:
+    """The project's MIT licence and the shipped schemas' upstream licence, both declared."""
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
+    (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    dist_info = metadata_name.rsplit("/", 1)[0]
+    assert archive.read(f"{dist_info}/licenses/LICENSE") == (REPO_ROOT / "LICENSE").read_bytes()
+    assert archive.read(f"{dist_info}/licenses/schema/LICENSE") == (
+        REPO_ROOT / "schema" / "LICENSE"
+    ).read_bytes()
+    assert (REPO_ROOT / "LICENSE").read_text().startswith("MIT License")
+    metadata = archive.read(metadata_name).decode()
+    assert "License-Expression: MIT AND Apache-2.0" in metadata.splitlines()
+    assert {"License-File: LICENSE", "License-File: schema/LICENSE"} <= set(metadata.splitlines())
+
+
+def test_installed_wheel_generates_offline_from_its_own_schemas(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """Right after ``pip install``: no schema dir, no cache, no network, a fresh venv."""
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+    )
+    # The dependencies (pydantic, black, ...) are this environment's, read through a .pth
+    # line (which does not run this environment's editable-install hook); mcp-codegen itself
+    # is installed from the wheel, without an index.
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith("MCP_CODEGEN")
+    }
+    environment.update(
+        MCP_CODEGEN_OFFLINE="1",
+        MCP_CODEGEN_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH="",
+        PYTHONNOUSERSITE="1",
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    generated = subprocess.run(
+        [str(venv / "bin" / "mcp-codegen"), "--version", "2025-06-18", "--out", "x"],
+        cwd=work,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert generated.returncode == 0, generated.stderr
+    assert not (tmp_path / "cache").exists()
+    used = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import mcp_codegen, x\n"
+            "from x import models\n"
+            "result = models.CallToolResult(content=[models.TextContent(text='hi')])\n"
+            "print(mcp_codegen.__file__)\n"
+            "print(x.PROTOCOL_VERSION, x.SCHEMA_SHA256)\n"
+            "print(result.model_dump_json())\n",
+        ],
+        cwd=work,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert used.returncode == 0, used.stderr
+    installed_at, version_line, dumped = used.stdout.splitlines()
+    assert installed_at.startswith(str(site)), "the test must run the installed wheel"
+    assert version_line.split() == [
+        "2025-06-18",
+        "af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01",
+    ]
+    assert dumped == '{"content":[{"text":"hi","type":"text"}]}'
 
 
 def test_installed_generator_works_outside_the_repository(

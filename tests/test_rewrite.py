@@ -21,16 +21,18 @@ from mcp_codegen.rewrite import (
     default_result_type,
     empty_objects_as_maps,
     hoist_allof_props,
+    NULLABLE_MARK,
+    admits_null,
     inherit_request_meta,
+    mark_nullable_optionals,
     name_mixed_unions,
     open_objects,
     rewrite_for_models,
-    schema_era,
     share_inline_objects,
     sort_defs,
     widen_number,
 )
-from mcp_codegen.runtime.spec import Era
+from mcp_codegen.document import Era, schema_era
 
 JSONObject = dict[str, Any]
 
@@ -659,3 +661,65 @@ def test_every_request_of_an_older_revision_can_ask_for_progress(revision: str) 
     assert params.meta.progress_token == "p"
     with pytest.raises(ValueError, match="progressToken"):  # the base Request's own rule
         models.ListToolsRequestParams.model_validate({"_meta": {"progressToken": 1.5}})
+
+
+@pytest.mark.parametrize(
+    ("node", "expected"),
+    [
+        ({}, True),
+        ({"description": "anything"}, True),
+        ({"type": "string"}, False),
+        ({"type": ["string", "null"]}, True),
+        ({"anyOf": [{"type": "string"}, {"type": "null"}]}, True),
+        ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, False),
+        ({"allOf": [{}, {"type": "object"}]}, False),
+        ({"const": None}, True),
+        ({"enum": ["a", None]}, True),
+        ({"enum": ["a"]}, False),
+        ({"$ref": "#/$defs/Nullable"}, True),
+        ({"$ref": "#/$defs/Text"}, False),
+        ({"$ref": "#/$defs/Loop"}, False),
+        ({"type": "null", "$ref": "#/$defs/Text"}, False),
+        (True, True),
+        (False, False),
+    ],
+)
+def test_admits_null(node: Any, expected: bool) -> None:
+    defs = {
+        "Nullable": {"type": ["integer", "null"]},
+        "Text": {"type": "string"},
+        "Loop": {"$ref": "#/$defs/Loop"},
+    }
+    assert admits_null(defs, node) is expected
+
+
+def test_mark_nullable_optionals_marks_only_optional_properties_that_admit_null() -> None:
+    document: JSONObject = {
+        "$defs": {
+            "Thing": {
+                "type": "object",
+                "properties": {
+                    "required_nullable": {"type": ["integer", "null"]},
+                    "optional_nullable": {"type": ["string", "null"]},
+                    "optional_any": {"description": "any JSON value"},
+                    "optional_text": {"type": "string"},
+                    "nested": {
+                        "type": "object",
+                        "properties": {"inner": {"anyOf": [{"type": "null"}, {"type": "string"}]}},
+                    },
+                },
+                "required": ["required_nullable"],
+            }
+        }
+    }
+    mark_nullable_optionals(document)
+    properties = document["$defs"]["Thing"]["properties"]
+    marked = {name for name, prop in properties.items() if prop.get(NULLABLE_MARK)}
+    assert marked == {"optional_nullable", "optional_any"}
+    assert properties["nested"]["properties"]["inner"][NULLABLE_MARK] is True
+
+
+def test_the_nullable_mark_is_the_one_the_models_read() -> None:
+    from mcp_codegen.runtime.model import NULLABLE_MARK as READ
+
+    assert READ == NULLABLE_MARK

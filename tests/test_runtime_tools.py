@@ -36,7 +36,10 @@ def weather_server(package: Any, structured: Any) -> Any:
             return {"tools": [WEATHER]}
 
         async def call_tool(self, params: Any, ctx: Any) -> Any:
-            return {"content": [{"type": "text", "text": "ok"}], "structuredContent": structured}
+            result = {"content": [{"type": "text", "text": "ok"}], "structuredContent": structured}
+            if structured is None:  # no structured output (null is not a value the schema allows)
+                del result["structuredContent"]
+            return result
 
     return Weather()
 

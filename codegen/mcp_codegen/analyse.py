@@ -9,15 +9,16 @@ implicit: :data:`EMPTY_RESULT_METHODS` and :data:`GATE_EXCEPTIONS`.
 
 from __future__ import annotations
 
+import enum
 import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from .document import HANDSHAKE_METHOD, Era, definitions, ref_name
 from .errors import CodegenError
 from .names import snake_case
-from .runtime.spec import Direction, Era, Gate
-from .rewrite import definitions_key, ref_name
+
 
 # Requests whose result type the schema does not name: they answer with the empty result.
 EMPTY_RESULT_METHODS = frozenset(
@@ -29,6 +30,15 @@ GATE_EXCEPTIONS: dict[str, tuple[str, ...]] = {
     "notifications/resources/updated": ("resources", "subscribe"),
     "resources/unsubscribe": ("resources", "subscribe"),
 }
+# The unions every MCP schema has: the messages each side may send. A requirement is met by
+# any one of its names (2026-07-28 has InputRequest, requests carried inside results,
+# instead of ServerRequest).
+REQUIRED_UNIONS: tuple[tuple[str, ...], ...] = (
+    ("ClientRequest",),
+    ("ClientNotification",),
+    ("ServerRequest", "InputRequest"),
+    ("ServerNotification",),
+)
 ROLE_UNIONS = {
     "ClientRequest": ("request", "client"),
     "ServerRequest": ("request", "server"),
@@ -36,7 +46,22 @@ ROLE_UNIONS = {
     "ClientNotification": ("notification", "client"),
     "ServerNotification": ("notification", "server"),
 }
-HANDSHAKE_METHOD = "initialize"
+
+
+class Direction(str, enum.Enum):
+    """Who sends a message (the member names are what generated dispatch tables spell)."""
+
+    CLIENT_TO_SERVER = "client->server"
+    SERVER_TO_CLIENT = "server->client"
+    BOTH = "both"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A capability path that ``side`` (``client`` or ``server``) must have declared."""
+
+    side: str
+    path: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -102,7 +127,8 @@ class Protocol:
 
 def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
     """Derive the :class:`Protocol` of a schema document."""
-    defs: dict[str, Any] = document[definitions_key(document)]
+    defs: dict[str, Any] = definitions(document)
+    _check_message_unions(defs, revision)
     members = _role_members(defs)
     requests: list[Request] = []
     notifications: list[Notification] = []
@@ -163,6 +189,22 @@ def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
     protocol = Protocol(revision, era, sha256, tuple(requests), tuple(notifications))
     _check_unique_names(protocol)
     return protocol
+
+
+def _check_message_unions(defs: dict[str, Any], revision: str) -> None:
+    """A schema without the message unions is not an MCP schema: say which are missing."""
+    missing = [
+        names[0] if len(names) == 1 else f"{names[0]} (or {' or '.join(names[1:])})"
+        for names in REQUIRED_UNIONS
+        if not any(name in defs for name in names)
+    ]
+    if missing:
+        raise CodegenError(
+            f"revision {revision}: not an MCP schema: it lacks {', '.join(missing)} (the "
+            "definitions that list the requests and notifications each side may send)",
+            "pass the schema.json of an MCP revision, or a schema shaped like one "
+            "(see mcp-codegen --list for the known revisions)",
+        )
 
 
 def handler_name(type_name: str, suffix: str) -> str:

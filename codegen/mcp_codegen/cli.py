@@ -1,19 +1,28 @@
-"""``mcp-codegen``: the command line. Turns errors into one clear message and exit code 2."""
+"""``mcp-codegen``: the command line. Turns errors into one clear message and exit code 2.
+
+``mcp-codegen --version REVISION ...`` generates (the documented form, unchanged);
+``mcp-codegen diff A B`` reports what a schema update changes; ``mcp-codegen version``
+prints the tool's own version. Exit codes: 0 done, 1 ``--check`` found drift, 2 bad input,
+3 internal error, 4 ``diff`` found breaking changes.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from . import __version__
+from .diff import diff, load_side
 from .errors import CodegenError
 from .generate import generate_package, generate_revisions, generate_root
-from .load import SchemaSource, load_schema
+from .load import SchemaSource, load_schema, shipped_schema_path
 from .output import check_tree, write_tree
 from .pins import PinTable, load_pins, package_name
 
@@ -22,9 +31,36 @@ NO_VALUE = "\0"
 EXIT_STALE = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_BREAKING = 4
+CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def finish(work: Callable[[], int]) -> None:
+    """Run one command's work and exit with its code; errors become one clear paragraph."""
+    try:
+        code = work()
+    except CodegenError as error:
+        click.echo(f"error: {error.problem}\n  fix: {error.fix}", err=True)
+        code = EXIT_BAD_INPUT
+    except Exception as exc:  # never a traceback for the user, unless asked for
+        if os.environ.get("MCP_CODEGEN_DEBUG"):
+            traceback.print_exc()
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "  fix: rerun with MCP_CODEGEN_DEBUG=1 for details and report it",
+            err=True,
+        )
+        code = EXIT_INTERNAL
+    sys.exit(code)
+
+
+@click.group(
+    context_settings=CONTEXT,
+    invoke_without_command=True,
+    subcommand_metavar="[COMMAND ARGS]...",
+    epilog="Exit codes: 0 done, 1 --check found drift, 2 bad input, 3 internal error, "
+    "4 diff found breaking changes.",
+)
 @click.option(
     "--version",
     "revision",
@@ -35,7 +71,7 @@ EXIT_INTERNAL = 3
     help="Protocol revision to generate (e.g. 2025-06-18, or latest).",
 )
 @click.option("--all", "all_revisions", is_flag=True, help="Generate every released revision.")
-@click.option("--list", "list_revisions", is_flag=True, help="List pinned revisions and exit.")
+@click.option("--list", "list_revisions", is_flag=True, help="List known revisions and exit.")
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -54,25 +90,62 @@ EXIT_INTERNAL = 3
     type=click.Path(path_type=Path),
     help="Folder with <revision>/schema.json [env: MCP_CODEGEN_SCHEMA_DIR].",
 )
-@click.option("--offline", is_flag=True, help="Never download a pinned schema.")
-@click.option("--tool-version", is_flag=True, help="Print mcp-codegen's own version and exit.")
-def main(**options: Any) -> None:
-    """Generate typed Python packages from the official MCP schema."""
-    try:
-        code = run(**options)
-    except CodegenError as error:
-        click.echo(f"error: {error.problem}\n  fix: {error.fix}", err=True)
-        code = EXIT_BAD_INPUT
-    except Exception as exc:  # never a traceback for the user, unless asked for
-        if os.environ.get("MCP_CODEGEN_DEBUG"):
-            traceback.print_exc()
-        click.echo(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "  fix: rerun with MCP_CODEGEN_DEBUG=1 for details and report it",
-            err=True,
-        )
-        code = EXIT_INTERNAL
-    sys.exit(code)
+@click.option("--offline", is_flag=True, help="Never download a schema.")
+@click.option("--tool-version", is_flag=True, help="Same as: mcp-codegen version.")
+@click.pass_context
+def main(context: click.Context, /, **options: Any) -> None:
+    """Generate typed Python packages from the official MCP schema:
+    mcp-codegen --version REVISION [--out FOLDER]."""
+    if context.invoked_subcommand is None:
+        finish(lambda: run(**options))
+    given = [f"--{name.replace('_', '-')}" for name, value in options.items()
+             if value not in (None, False)]
+    if given:
+        finish(lambda: _refuse_with_subcommand(given, context.invoked_subcommand or ""))
+
+
+def _refuse_with_subcommand(given: list[str], command: str) -> int:
+    raise CodegenError(
+        f"{', '.join(given)}: generating options, not for mcp-codegen {command}",
+        f"run mcp-codegen {command} without them (see mcp-codegen {command} --help)",
+    )
+
+
+@main.command("version", context_settings=CONTEXT)
+def version_command() -> None:
+    """Print mcp-codegen's own version."""
+    click.echo(f"mcp-codegen {__version__}")
+
+
+@main.command("diff", context_settings=CONTEXT)
+@click.argument("old")
+@click.argument("new")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for tools, not Markdown.")
+@click.option(
+    "--schema-dir",
+    type=click.Path(path_type=Path),
+    help="Folder with <revision>/schema.json [env: MCP_CODEGEN_SCHEMA_DIR].",
+)
+@click.option("--offline", is_flag=True, help="Never download a schema.")
+def diff_command(old: str, new: str, as_json: bool, schema_dir: Path | None, offline: bool) -> None:
+    """What moving from OLD to NEW changes, in protocol terms.
+
+    OLD and NEW are each a revision (2025-06-18, latest, draft), a schema.json, or a
+    package folder written by mcp-codegen (compared as the schema it was generated from).
+    Exit code 4 when a change breaks code written against OLD, 0 otherwise.
+    """
+
+    def work() -> int:
+        pins = load_pins()
+        source = SchemaSource.from_environment(None, schema_dir, offline)
+        report = diff(load_side(old, pins, source), load_side(new, pins, source))
+        if as_json:
+            click.echo(json.dumps(report.to_json(), indent=2))
+        else:
+            click.echo(report.to_markdown(), nl=False)
+        return EXIT_BREAKING if report.breaking else 0
+
+    finish(work)
 
 
 def run(
@@ -118,9 +191,11 @@ def run(
         assert revision is not None
         schema = load_schema(revision, pins, source)
         if not schema.pinned:
+            floating = pins.find(schema.revision) is not None
             click.echo(
-                f"notice: revision {schema.revision} is not pinned; generating from "
-                f"{schema.origin} (sha256 {schema.sha256}) without verification",
+                f"notice: revision {schema.revision} is not pinned"
+                f"{' (it changes upstream)' if floating else ''}; generating from "
+                f"{schema.origin} (sha256 {schema.sha256}) as given, without verification",
                 err=True,
             )
         package = generate_package(schema, pins.find(schema.revision))
@@ -152,10 +227,22 @@ def _choices(pins: PinTable) -> str:
     return ", ".join([*pins.names, "latest"])
 
 
+LIST_COLUMNS = ("revision", "era", "sha256", "notes")
+
+
 def _print_list(pins: PinTable) -> None:
+    """One header row, then one row per known revision (``draft`` floats: no sha256)."""
+    rows = [LIST_COLUMNS]
     for pin in pins.pins:
-        tags = ["latest"] if pin.revision == pins.latest else []
+        notes = ["shipped"] if shipped_schema_path(pin.revision) is not None else []
+        if pin.revision == pins.latest:
+            notes.append("latest")
         if not pin.released:
-            tags.append("unreleased")
-        suffix = f"  ({', '.join(tags)})" if tags else ""
-        click.echo(f"{pin.revision:12} {pin.era:10} {pin.sha256}{suffix}")
+            notes.append("unreleased")
+        if pin.floating:
+            notes.append("floating: follows upstream, not pinned")
+        rows.append((pin.revision, pin.era, pin.sha256 or "-", ", ".join(notes) or "-"))
+    widths = [max(len(row[column]) for row in rows) for column in range(len(LIST_COLUMNS) - 1)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        click.echo("  ".join([*cells, row[-1]]))

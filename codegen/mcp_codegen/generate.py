@@ -37,13 +37,15 @@ class GeneratedPackage:
 def generate_package(schema: LoadedSchema, pin: Pin | None) -> GeneratedPackage:
     """Generate the package of one loaded schema."""
     protocol = analyse(schema.document, schema.revision, schema.sha256)
-    if pin is not None and pin.era != protocol.era.value:
+    if pin is not None and not pin.floating and pin.era != protocol.era.value:
         raise CodegenError(
             f"revision {schema.revision}: the schema is of the {protocol.era.value} era, "
             f"the pin says {pin.era}",
             "correct the era in schema/pins.json",
         )
-    header = PackageHeader(schema.revision, protocol.era.value, schema.sha256, schema.pinned)
+    header = PackageHeader(
+        schema.revision, protocol.era.value, schema.sha256, schema.pinned, known=pin is not None
+    )
     modules = emit_models(schema.document)
     index = index_models(modules)
     files = render_stubs(protocol, index, header)

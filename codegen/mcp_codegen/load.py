@@ -1,8 +1,11 @@
 """Stage 1: find the schema of one revision, verify its sha256, parse and meta-validate it.
 
-Lookup order: an explicit file, a schema directory (``<revision>/schema.json``; from
-``--schema-dir`` or ``MCP_CODEGEN_SCHEMA_DIR``), the local cache, then a download of
-the pinned upstream URL (stored in the cache after verification).
+Lookup order: what the user names first (``--schema FILE``, then a schema directory
+``<revision>/schema.json`` from ``--schema-dir`` or ``MCP_CODEGEN_SCHEMA_DIR``), then the
+schemas shipped inside the package (every released revision), then the local cache, then a
+download of the upstream URL (stored in the cache after verification). A pinned revision's
+bytes are checked against its sha256 wherever they come from; ``draft`` floats (no sha256,
+never cached).
 """
 
 from __future__ import annotations
@@ -10,34 +13,47 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
+from .document import definitions_key, unresolved_references
 from .errors import CodegenError
-from .pins import Pin, PinTable, check_revision_name
+from .pins import REVISION_NAME, Pin, PinTable, check_revision_name
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 SCHEMA_DIR_ENV = "MCP_CODEGEN_SCHEMA_DIR"
 CACHE_DIR_ENV = "MCP_CODEGEN_CACHE_DIR"
 OFFLINE_ENV = "MCP_CODEGEN_OFFLINE"
 DOWNLOAD_TIMEOUT_SECONDS = 15.0
+#: The package whose data holds ``pins.json``, ``<revision>/schema.json`` and ``LICENSE``.
+SHIPPED_PACKAGE = "mcp_codegen.schema"
+SHIPPED_SUFFIX = " (shipped with mcp-codegen)"
 
 
 @dataclass(frozen=True)
 class SchemaSource:
-    """Where to look for schema files, in order."""
+    """Where to look for schema files, in order (the shipped schemas after ``schema_dir``)."""
 
     schema_file: Path | None = None
     schema_dir: Path | None = None
     cache_dir: Path | None = None
     allow_download: bool = True
+    use_shipped: bool = True
 
     @classmethod
     def from_environment(
@@ -76,8 +92,17 @@ def default_cache_dir() -> Path:
     return Path(base) / "mcp-codegen"
 
 
+def shipped_schema_path(revision: str) -> Traversable | None:
+    """The schema of ``revision`` shipped inside the package, if it is one of those."""
+    candidate = resources.files(SHIPPED_PACKAGE).joinpath(revision).joinpath("schema.json")
+    return candidate if candidate.is_file() else None
+
+
 def load_schema(revision: str, pins: PinTable, source: SchemaSource) -> LoadedSchema:
-    """Find, verify and validate the schema of ``revision`` (``latest`` resolves)."""
+    """Find, verify and validate the schema of ``revision`` (``latest`` resolves).
+
+    A floating revision (``draft``) is loaded as given: ``pinned`` is False.
+    """
     pin = pins.find(revision)
     check_revision_name(pin.revision if pin else revision)
     if pin is None and source.schema_file is None:
@@ -90,16 +115,32 @@ def load_schema(revision: str, pins: PinTable, source: SchemaSource) -> LoadedSc
     name = pin.revision if pin else revision
     raw, origin = _find_bytes(name, pin, source)
     digest = hashlib.sha256(raw).hexdigest()
-    if pin is not None and digest != pin.sha256:
+    pinned = pin if pin is not None and not pin.floating else None
+    if pinned is not None and digest != pinned.sha256:
         raise CodegenError(
-            f"{origin}: sha256 {digest} does not match the pin {pin.sha256} "
+            f"{origin}: sha256 {digest} does not match the pin {pinned.sha256} "
             f"for revision {name}",
-            "use the official schema file of that revision (it may be truncated, edited "
+            "reinstall mcp-codegen (its shipped schema file was changed)"
+            if origin.endswith(SHIPPED_SUFFIX)
+            else "use the official schema file of that revision (it may be truncated, edited "
             "or from another revision); if upstream really changed, update schema/pins.json",
         )
     document = parse_json(raw, origin)
-    meta_validate(document, origin, pin)
-    return LoadedSchema(name, digest, pin is not None, origin, document)
+    meta_validate(document, origin, pinned)
+    return LoadedSchema(name, digest, pinned is not None, origin, document)
+
+
+def load_schema_file(path: Path, pins: PinTable) -> LoadedSchema:
+    """A schema file on its own (``mcp-codegen diff``): the pinned revision whose sha256 it
+    has, else an unpinned schema named after its folder (``.../draft/schema.json``)."""
+    raw = _read_file(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    pin = next((p for p in pins.pins if p.sha256 == digest), None)
+    document = parse_json(raw, str(path))
+    meta_validate(document, str(path), pin)
+    folder = path.resolve().parent.name
+    revision = pin.revision if pin else folder if REVISION_NAME.fullmatch(folder) else "unpinned"
+    return LoadedSchema(revision, digest, pin is not None, str(path), document)
 
 
 def parse_json(raw: bytes, origin: str) -> dict[str, Any]:
@@ -160,6 +201,15 @@ def meta_validate(document: dict[str, Any], origin: str, pin: Pin | None) -> Non
             f"{origin}: has neither '$defs' nor 'definitions'",
             "pass an MCP schema.json; its types live under '$defs' or 'definitions'",
         )
+    unresolved = unresolved_references(document)
+    if unresolved:
+        shown = "\n    ".join(unresolved[:10])
+        more = f"\n    ... and {len(unresolved) - 10} more" if len(unresolved) > 10 else ""
+        raise CodegenError(
+            f"{origin}: {len(unresolved)} $ref(s) point at no definition:\n    {shown}{more}",
+            f"make every $ref name a definition of the schema (#/{definitions_key(document)}/"
+            "<Name>), or add the missing definitions",
+        )
 
 
 def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes, str]:
@@ -172,7 +222,11 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
             return _read_file(candidate), str(candidate)
         tried.append(f"{candidate} (missing)")
     assert pin is not None
-    if source.cache_dir is not None:
+    if pin.sha256 is not None and source.use_shipped:
+        shipped = shipped_schema_path(name)
+        if shipped is not None:
+            return shipped.read_bytes(), f"{shipped}{SHIPPED_SUFFIX}"
+    if pin.sha256 is not None and source.cache_dir is not None:
         cached = source.cache_dir / f"{pin.sha256}.json"
         if cached.is_file():
             raw = _read_file(cached)
@@ -187,7 +241,11 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
         except OSError as exc:
             tried.append(f"{pin.url} ({exc})")
         else:
-            if hashlib.sha256(raw).hexdigest() == pin.sha256 and source.cache_dir:
+            if (
+                pin.sha256 is not None
+                and hashlib.sha256(raw).hexdigest() == pin.sha256
+                and source.cache_dir
+            ):
                 _store_in_cache(source.cache_dir, pin.sha256, raw)
             return raw, pin.url
     else:

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError
-from .names import snake_case
-from .rewrite import rewrite_for_models, walk_schemas
+from .names import RUNTIME_PACKAGE, snake_case
+from .document import walk_schemas
+from .rewrite import NULLABLE_MARK, rewrite_for_models
 
-MODEL_BASE_CLASS = "mcp_codegen.runtime.model.MCPModel"
+MODEL_BASE_CLASS = f"{RUNTIME_PACKAGE}.model.MCPModel"
 # Python names for wire keys that snake-casing renders badly.
 FIXED_ALIASES = {"_meta": "meta", "$schema": "schema_"}
 
@@ -77,7 +78,10 @@ def emit_models(document: dict[str, Any]) -> dict[str, str]:
                 enum_field_as_literal=LiteralType.All,
                 use_type_alias=True,
                 collapse_root_models=False,
-                use_one_literal_as_default=False,
+                # a constant field defaults to its value (the base class keeps it required
+                # when parsing and always sends it)
+                use_one_literal_as_default=True,
+                field_extra_keys={NULLABLE_MARK},
                 snake_case_field=True,
                 aliases=field_aliases(rewritten),
                 naming_strategy=NamingStrategy.FullPath,

@@ -1,9 +1,12 @@
-"""Python names from schema names, one rule everywhere."""
+"""Python names: from schema names (one rule everywhere), and the runtime's import path."""
 
 from __future__ import annotations
 
 import re
 
+#: The import path generated code uses for the runtime (the models' base class, the dispatch
+#: specs, the stub bases). The generator itself never imports it.
+RUNTIME_PACKAGE = "mcp_codegen.runtime"
 SNAKE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

@@ -1,4 +1,9 @@
-"""The pinned schema revisions: upstream URL, sha256, dialect and era of each."""
+"""The known schema revisions: upstream URL, sha256, dialect and era of each.
+
+A released revision is pinned: its schema must have the sha256 of ``pins.json``. ``draft``
+floats: it has no sha256 (upstream changes it), so any draft schema is taken as given, with
+a notice, and its URL names the moving branch.
+"""
 
 from __future__ import annotations
 
@@ -38,14 +43,23 @@ def check_revision_name(revision: str) -> None:
 
 @dataclass(frozen=True)
 class Pin:
-    """One pinned protocol revision of the official MCP schema."""
+    """One known protocol revision of the official MCP schema.
+
+    ``sha256`` is None for a floating revision (``draft``): then ``era`` and ``dialect``
+    say what it had when last looked at, and nothing is checked against them.
+    """
 
     revision: str
     released: bool
     era: str
     dialect: str
-    sha256: str
+    sha256: str | None
     url: str
+
+    @property
+    def floating(self) -> bool:
+        """True when the revision is not pinned to bytes (upstream still changes it)."""
+        return self.sha256 is None
 
 
 @dataclass(frozen=True)
@@ -87,9 +101,16 @@ def parse_pins(document: dict[str, Any]) -> PinTable:
             f"pins.json is malformed ({exc})",
             "reinstall mcp-codegen; pins.json is package data, not a user file",
         ) from exc
-    if table.find(table.latest) is None:
+    latest = table.find(table.latest)
+    if latest is None or latest.floating:
         raise CodegenError(
             f"pins.json names latest={table.latest!r}, which is not pinned",
             "add the revision to pins.json or correct 'latest'",
+        )
+    floating_releases = [pin.revision for pin in table.released if pin.floating]
+    if floating_releases:
+        raise CodegenError(
+            f"pins.json gives released revisions no sha256: {', '.join(floating_releases)}",
+            "a released revision is pinned: add the sha256 of its official schema",
         )
     return table

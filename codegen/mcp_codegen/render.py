@@ -14,11 +14,11 @@ from importlib import resources
 
 import jinja2
 
-from .analyse import Notification, Protocol, Request, Variant
+from .analyse import Direction, Notification, Protocol, Request, Variant
 from .errors import CodegenError
 from .models import Field, ModelInfo
+from .names import RUNTIME_PACKAGE
 from .pins import package_name
-from .runtime.spec import Direction
 
 TYPING_NAMES = frozenset({"Any", "Literal"})
 QUOTE_RUN = re.compile(r'"{3,}')
@@ -53,12 +53,16 @@ class Operation:
 
 @dataclass(frozen=True)
 class PackageHeader:
-    """What every generated file's header states."""
+    """What a package states about its schema: every file's header has the revision, era
+    and how to regenerate; only ``__init__.py`` has the sha256 (so a changed schema changes
+    only the files it touches). ``known``: the revision is in ``pins.json`` (``draft`` is,
+    unpinned), so ``--version`` alone finds its schema again."""
 
     revision: str
     era: str
     sha256: str
     pinned: bool
+    known: bool = True
 
 
 def render_stubs(
@@ -163,6 +167,7 @@ def _environment() -> jinja2.Environment:
         autoescape=False,
     )
     environment.filters["literal"] = string_literal
+    environment.globals["runtime"] = RUNTIME_PACKAGE
     return environment
 
 

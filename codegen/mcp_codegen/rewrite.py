@@ -12,42 +12,25 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from .document import JSONObject, Era, definitions_key, ref_name, schema_era, walk_schemas
 from .errors import CodegenError
-from .runtime.spec import Era
-
-JSONObject = dict[str, Any]
 
 # Definition names that play a union role (the sets of messages one side may send).
 UNION_ROLE_NAME = re.compile(r"^(Client|Server|Input)(Request|Notification|Result|Response)$")
 # Inline objects under these property names are shared by many types and get one class.
 SHARED_PROPERTY_NAMES = ("_meta", "annotations")
-# Keywords whose values are instance data, not schemas: rewrites must never enter them.
-DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
-# Keywords whose values map names to schemas.
-SCHEMA_MAPS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
 # resultType defaults (stateless era): "complete" unless the result names another kind here.
 RESULT_TYPE_PROPERTY = "resultType"
 RESULT_TYPE_DEFAULT = "complete"
 RESULT_TYPE_EXCEPTIONS = {"InputRequiredResult": "input_required"}
+#: Marks an optional property whose schema admits null; the models' base class reads it
+#: (``mcp_codegen.runtime.model.NULLABLE_MARK`` is the same string).
+NULLABLE_MARK = "x-mcp-nullable"
 DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
 CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")
-
-
-def definitions_key(document: JSONObject) -> str:
-    """``$defs`` (2020-12) or ``definitions`` (draft-07)."""
-    return "$defs" if "$defs" in document else "definitions"
-
-
-def ref_name(node: Any) -> str | None:
-    """The definition name a ``{"$ref": "#/$defs/Name"}`` node points at, else None."""
-    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
-        return str(node["$ref"]).rsplit("/", 1)[-1]
-    return None
 
 
 def rewrite_for_models(
@@ -74,6 +57,7 @@ def rewrite_for_models(
         share_inline_objects,
         name_mixed_unions,
         add_discriminators,
+        mark_nullable_optionals,
         sort_defs,
     ]
     for step in steps:
@@ -115,20 +99,6 @@ def _allow_fractional_numbers(node: JSONObject) -> None:
 ERRATA: tuple[tuple[str, tuple[str, ...], Callable[[JSONObject], None]], ...] = (
     ("ElicitResult", ("properties", "content", "additionalProperties"), _allow_fractional_numbers),
 )
-
-
-def schema_era(document: JSONObject) -> Era:
-    """The era of a schema, by the rule ``analyse`` uses: handshake iff ``initialize`` exists.
-
-    (Read off the definitions directly: ``analyse`` imports this module, not the reverse.)
-    """
-    from .analyse import HANDSHAKE_METHOD  # deferred: analyse imports this module
-
-    for schema in document[definitions_key(document)].values():
-        method = schema.get("properties", {}).get("method") if isinstance(schema, dict) else None
-        if isinstance(method, dict) and method.get("const") == HANDSHAKE_METHOD:
-            return Era.HANDSHAKE
-    return Era.STATELESS
 
 
 def default_result_type(document: JSONObject) -> None:
@@ -364,6 +334,54 @@ def add_discriminators(document: JSONObject) -> None:
             node["discriminator"] = {"propertyName": tag}
 
 
+def mark_nullable_optionals(document: JSONObject) -> None:
+    """An optional property whose schema admits ``null`` is marked :data:`NULLABLE_MARK`.
+
+    The models type every optional field ``X | None = None``. Their base class reads ``None``
+    as "absent" (dropped when a model is built, refused when parsed, so no ``null`` the schema
+    rejects is ever sent) unless the field carries this mark, because the schema lets it be
+    null. No official schema has such a property yet; required nullable fields (2025-11-25
+    ``Task.ttl``) are typed ``X | None`` without a default and need no mark. The mark is an
+    annotation (validators ignore unknown keywords) and reaches the models as
+    ``json_schema_extra``.
+    """
+    defs = document[definitions_key(document)]
+    marked = [
+        prop
+        for node in walk_schemas(document)
+        if isinstance(node.get("properties"), dict)
+        for name, prop in node["properties"].items()
+        if name not in node.get("required", ())
+        and isinstance(prop, dict)
+        and admits_null(defs, prop)
+    ]
+    for prop in marked:
+        prop[NULLABLE_MARK] = True
+
+
+def admits_null(defs: JSONObject, node: Any, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``null`` is valid against a schema (every keyword that constrains it agrees)."""
+    if not isinstance(node, dict):
+        return node is True
+    admits = True
+    kinds = node.get("type")
+    if kinds is not None:
+        admits &= "null" in kinds if isinstance(kinds, list) else kinds == "null"
+    if "const" in node:
+        admits &= node["const"] is None
+    if isinstance(node.get("enum"), list):
+        admits &= None in node["enum"]
+    name = ref_name(node)
+    if name is not None:
+        admits &= name not in seen and admits_null(defs, defs.get(name, {}), seen | {name})
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            admits &= any(admits_null(defs, branch, seen) for branch in node[key])
+    if isinstance(node.get("allOf"), list):
+        admits &= all(admits_null(defs, branch, seen) for branch in node["allOf"])
+    return admits
+
+
 def _common_tag(branches: list[JSONObject | None]) -> str | None:
     if any(branch is None for branch in branches):
         return None
@@ -386,28 +404,6 @@ def _resolve(defs: JSONObject, node: Any) -> JSONObject | None:
     if isinstance(node, dict) and "properties" in node:
         return dict(node)
     return None
-
-
-def walk_schemas(node: Any) -> Iterator[JSONObject]:
-    """Every schema object in the document, depth first.
-
-    Values of data keywords (``const``, ``default``, ``enum``, ``examples``) are instance
-    data and never entered; maps of named schemas (``properties``, ``$defs``, ...) are
-    entered through their values only, so a property *named* ``default`` is still a schema.
-    """
-    if isinstance(node, list):
-        for item in node:
-            yield from walk_schemas(item)
-    elif isinstance(node, dict):
-        yield node
-        for key, value in node.items():
-            if key in DATA_KEYWORDS:
-                continue
-            if key in SCHEMA_MAPS and isinstance(value, dict):
-                for schema in value.values():
-                    yield from walk_schemas(schema)
-            else:
-                yield from walk_schemas(value)
 
 
 def _canonical(schema: JSONObject, drop: tuple[str, ...] = ()) -> str:

@@ -46,7 +46,11 @@ FIXED = {
     "stats": OBJECT,
     "progress": OBJECT,
     "log": OBJECT,
-    "sample": {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+    "sample": {
+        "type": "object",
+        "properties": {"prompt": {"type": "string"}, "delay": {"type": "number"}},
+        "required": ["prompt"],
+    },
     "elicit": OBJECT,
     "roots": OBJECT,
 }
@@ -135,6 +139,7 @@ class HostFixture(ServerHandlers):
             await ctx.log("warning", "careful", "fixture")
             return result("logged")
         if name == "sample":
+            await asyncio.sleep(float(args.get("delay", 0)))
             message = models.SamplingMessage(role="user", content=text(str(args["prompt"])))
             answer = await ctx.peer.create_message(messages=[message], max_tokens=20)
             content = answer.content

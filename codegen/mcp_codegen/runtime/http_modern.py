@@ -9,7 +9,12 @@ capability is -32021. Every one of these is HTTP 400 (404 for the unknown method
 
 A request is answered with JSON, or with SSE when it can produce request-scoped
 notifications (a progress token or a log level) or is a ``subscriptions/listen`` stream.
-Closing the response (or disconnecting before a JSON reply) cancels the request.
+Closing the response (or disconnecting before a JSON reply) cancels the request: that is how
+a client cancels in this era. A ``notifications/cancelled`` POSTed anyway reaches only the
+in-flight requests of the same authenticated principal with that id (request ids are the
+client's choice, so they name a request only together with their owner); without auth
+nothing says who sent a POST, and such a notification cancels nothing. A cancelled request
+gets nothing more: its JSON reply is an empty ``204``, its SSE stream ends without a message.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
 from .jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -62,6 +68,11 @@ BAD_REQUEST_CODES = frozenset(
 )
 
 
+#: Messages an SSE reply holds for a client that reads slower than its handler writes;
+#: beyond this the handler's next notification waits.
+MAX_QUEUED_EVENTS = 256
+
+
 def _mismatch(message: str) -> RpcError:
     return RpcError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
@@ -97,10 +108,10 @@ class ModernEndpoint:
             )
             return
         if "id" not in message:
-            if method == CANCELLED:
+            if method == CANCELLED and principal is not None:
                 params = message.get("params")
                 if isinstance(params, dict):
-                    self._cancel(params.get("requestId"))
+                    self._cancel(principal, params.get("requestId"))
             await respond(send, 202, b"", None)
             return
         if not is_request_id(request_id) or message.get("jsonrpc") != "2.0" or not isinstance(method, str):
@@ -214,15 +225,21 @@ class ModernEndpoint:
             method, params, request_id, emit, principal=principal, checked=True
         )
         task = asyncio.ensure_future(encoded_answer(request_id, method, answer))
-        task.request_id = request_id  # type: ignore[attr-defined]
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
+        if principal is not None:  # only an authenticated client can cancel by id (see _cancel)
+            task.mcp_owner = (principal, request_id)  # type: ignore[attr-defined]
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
         return task
 
-    def _cancel(self, request_id: Any) -> None:
-        """stdio-style cancel sent over HTTP: best effort (closing the stream is the way)."""
+    def _cancel(self, principal: Any, request_id: Any) -> None:
+        """A stdio-style cancel POSTed over HTTP (closing the stream is this era's way): it
+        reaches the in-flight requests with that id of the same principal, no one else's."""
+        if not is_request_id(request_id):
+            return
         for task in list(self._inflight):
-            if getattr(task, "request_id", object()) == request_id:
+            owner, owned_id = task.mcp_owner  # type: ignore[attr-defined]
+            if owned_id == request_id and owner == principal:
+                task.mcp_cancelled = True  # type: ignore[attr-defined]
                 task.cancel()
 
     async def _json(
@@ -233,6 +250,9 @@ class ModernEndpoint:
         hangup = asyncio.ensure_future(disconnected(receive))
         try:
             await asyncio.wait({task, hangup}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # this reply itself is cancelled (the server stops, say)
+            task.cancel()
+            raise
         finally:
             hangup.cancel()
         if not task.done():  # the client left: the request is cancelled (H-20)
@@ -240,7 +260,10 @@ class ModernEndpoint:
             with contextlib.suppress(BaseException):
                 await task
             return
-        reply = task.result()
+        reply = _reply_of(task, request_id)
+        if reply is None:
+            await _respond_no_content(send)
+            return
         await respond(send, _status_of(reply), reply, "application/json")
 
     async def _stream(
@@ -248,16 +271,22 @@ class ModernEndpoint:
         receive: Receive, send: Send,
     ) -> None:
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        room = asyncio.Event()  # set while the queue is under MAX_QUEUED_EVENTS
+        room.set()
 
         async def emit(notification: str, notification_params: Any) -> None:
             message: dict[str, Any] = {"jsonrpc": "2.0", "method": notification}
             if notification_params is not None:
                 message["params"] = notification_params
             queue.put_nowait(encode(message))
+            if queue.qsize() >= MAX_QUEUED_EVENTS:  # the client reads slower than we write:
+                room.clear()  # the handler waits, rather than the queue growing without bound
+                await room.wait()
 
         task = self._start(request_id, method, params, principal, emit)
         task.add_done_callback(lambda done: queue.put_nowait(None))
         hangup = asyncio.ensure_future(disconnected(receive))
+        getting: asyncio.Future[bytes | None] | None = None
         started = False
         try:
             while True:
@@ -267,14 +296,15 @@ class ModernEndpoint:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 if hangup in done:
-                    getting.cancel()
                     break
                 if not started and (getting in done and task.done() and queue.empty()):
                     # finished before sending anything else: a plain JSON reply will do...
                     # ...unless it is an error whose status is not 200
-                    getting.cancel()
-                    reply = task.result()
-                    await respond(send, _status_of(reply), reply, "application/json")
+                    reply = _reply_of(task, request_id)
+                    if reply is None:
+                        await _respond_no_content(send)
+                    else:
+                        await respond(send, _status_of(reply), reply, "application/json")
                     return
                 if not started:
                     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -284,12 +314,18 @@ class ModernEndpoint:
                     await _send_chunk(send, b": keep-alive\n\n")
                     continue
                 data = getting.result()
+                if not room.is_set() and queue.qsize() <= MAX_QUEUED_EVENTS // 2:
+                    room.set()
                 if data is None:
-                    await _send_chunk(send, b"event: message\ndata: " + task.result() + b"\n\n")
+                    reply = _reply_of(task, request_id)
+                    if reply is not None:  # else cancelled: the stream ends with nothing more
+                        await _send_chunk(send, b"event: message\ndata: " + reply + b"\n\n")
                     break
                 await _send_chunk(send, b"event: message\ndata: " + data + b"\n\n")
         finally:
             hangup.cancel()
+            if getting is not None:  # a reader left waiting on the queue would never end
+                getting.cancel()
             if not task.done():  # the client closed the stream: the request is cancelled
                 task.cancel()
                 with contextlib.suppress(BaseException):
@@ -341,6 +377,25 @@ def _status_of(reply: bytes) -> int:
     if code == METHOD_NOT_FOUND:
         return 404
     return 400 if code in BAD_REQUEST_CODES else 200
+
+
+def _reply_of(task: asyncio.Task[bytes], request_id: Any) -> bytes | None:
+    """The encoded reply of a finished request task; None if the client cancelled it (then
+    nothing more may be sent for it). A handler that raised CancelledError itself, with no
+    one cancelling it, is a failing handler: -32603, as for any other exception."""
+    if not task.cancelled():
+        return task.result()
+    if getattr(task, "mcp_cancelled", False):
+        return None
+    logger.error("the handler of request %r raised CancelledError, but no one cancelled it", request_id)
+    return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
+
+
+async def _respond_no_content(send: Send) -> None:
+    """The end of a request cancelled before its reply: 204, no body (RFC 9110 forbids a
+    Content-Length on a 204)."""
+    await send({"type": "http.response.start", "status": 204, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _no_emit(method: str, params: Any) -> None:

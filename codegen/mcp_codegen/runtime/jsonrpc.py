@@ -427,7 +427,9 @@ class Engine:
 
         At end of input, handlers still running get ``eof_grace`` seconds to finish and
         send their responses (``printf '...' | server`` works); the rest are cancelled.
-        If ``run`` itself is cancelled, they are cancelled at once.
+        Streams that would never finish on their own end first: the dispatcher's optional
+        ``end_of_input()`` is called. If ``run`` itself is cancelled, handlers are
+        cancelled at once.
         """
         at_eof = False
         # A transport with a fast path hands us messages in its I/O callback while this
@@ -462,6 +464,10 @@ class Engine:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionClosed(reason))
+            if at_eof:
+                end_of_input = getattr(self.dispatcher, "end_of_input", None)
+                if end_of_input is not None:
+                    end_of_input()
             running = [incoming.task for incoming in self._incoming.values()]
             if at_eof and self.eof_grace > 0 and (running or self._batches):
                 await asyncio.wait(running + list(self._batches), timeout=self.eof_grace)

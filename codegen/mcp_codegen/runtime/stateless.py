@@ -7,9 +7,10 @@ that serves handshake-era sessions serves these requests:
 * ``ctx.peer.create_message(...)`` / ``elicit`` / ``list_roots`` inside ``tools/call``,
   ``resources/read`` or ``prompts/get`` become a multi round-trip request: the handler is
   unwound, the client gets an ``InputRequiredResult`` whose ``requestState`` is sealed
-  (HMAC, bound to the method, the tool/prompt/resource, the principal, an expiry), and when
-  the client retries with ``inputResponses`` the handler runs again and each such call
-  returns its answer. Code before the first unanswered call therefore runs once per round.
+  (HMAC, bound to the method, the tool/prompt/resource, a digest of the arguments, the
+  principal, an expiry; single-use on demand), and when the client retries with
+  ``inputResponses`` the handler runs again and each such call returns its answer. Code
+  before the first unanswered call therefore runs once per round.
 * ``ctx.report_progress`` and ``ctx.log`` go on the request's own stream (log messages only
   when the request set a log level).
 * list_changed and ``resources/updated`` notifications go to ``subscriptions/listen``
@@ -24,6 +25,7 @@ import asyncio
 import base64
 import contextvars
 import hashlib
+import heapq
 import hmac
 import json
 import logging
@@ -33,7 +35,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -159,6 +161,70 @@ class StateSealer:
         return payload
 
 
+def arguments_digest(arguments: Any) -> str:
+    """A short digest of a request's ``arguments`` that a sealed state is bound to: key
+    order and spacing do not matter, any changed value does."""
+    try:
+        canonical = json.dumps(
+            {} if arguments is None else arguments,
+            sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr,
+        )
+    except (TypeError, ValueError):  # keys of mixed types (connect_direct hands objects over)
+        canonical = repr(arguments)
+    return _b64(hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).digest()[:16])
+
+
+@runtime_checkable
+class UsedStates(Protocol):
+    """Where a server remembers the single-use ``requestState`` values already used.
+
+    :class:`MemoryUsedStates` is the default; workers behind one endpoint need one shared
+    store instead (with Redis, ``claim`` is ``SET <state_id> 1 NX EXAT <expires_at>``).
+    """
+
+    async def claim(self, state_id: str, expires_at: float) -> bool:
+        """True the first time ``state_id`` is claimed, False after that (or when the use
+        cannot be recorded). The record may go at ``expires_at`` (Unix time), when the
+        state itself expires."""
+        ...
+
+
+class MemoryUsedStates:
+    """The used single-use states of this process, each kept until its state expires, at
+    most ``max_entries`` of them: when full, new claims are refused (the client starts
+    the request over) rather than an unexpired record forgotten."""
+
+    def __init__(self, max_entries: int = 100_000, clock: Callable[[], float] = time.time) -> None:
+        self.max_entries = max_entries
+        self.clock = clock
+        self._expiry: dict[str, float] = {}
+        self._by_expiry: list[tuple[float, str]] = []  # a heap
+        self._warned = False
+
+    def __len__(self) -> int:
+        return len(self._expiry)
+
+    async def claim(self, state_id: str, expires_at: float) -> bool:
+        now = self.clock()
+        heap = self._by_expiry
+        while heap and heap[0][0] < now:
+            del self._expiry[heapq.heappop(heap)[1]]
+        if state_id in self._expiry:
+            return False
+        if len(self._expiry) >= self.max_entries:
+            if not self._warned:
+                logger.warning(
+                    "%d single-use requestStates are in use; refusing new ones until some "
+                    "expire (raise max_entries or shorten state_ttl)", len(self._expiry),
+                )
+                self._warned = True
+            return False
+        self._warned = False
+        self._expiry[state_id] = expires_at
+        heapq.heappush(heap, (expires_at, state_id))
+        return True
+
+
 def principal_tag(principal: Any) -> str | None:
     """A short, stable fingerprint of an authenticated principal (None: anonymous)."""
     if principal is None:
@@ -222,8 +288,8 @@ class RequestScope:
     """What one stateless request knows: its own _meta, its stream, its MRTR answers."""
 
     __slots__ = (
-        "answers", "asked", "calls", "emit", "meta", "method", "name", "principal",
-        "request_id", "resumed", "used",
+        "answers", "arguments", "asked", "calls", "emit", "meta", "method", "name",
+        "principal", "request_id", "resumed", "single_use", "used",
     )
 
     def __init__(
@@ -240,6 +306,8 @@ class RequestScope:
         self.emit = emit
         self.principal = principal
         self.name: Any = None  # params.name / params.uri of the three input-required methods
+        self.arguments: Any = None  # and their params.arguments (a state is bound to both)
+        self.single_use = False  # the requestState this request gets can be used once
         self.answers: dict[str, Any] = {}
         self.asked: dict[str, dict[str, Any]] = {}
         self.used: set[str] = set()  # input keys used by this run of the handler
@@ -266,6 +334,16 @@ def current_scope() -> RequestScope:
         return _scope.get()
     except LookupError:
         raise CapabilityError("no stateless request is being served here") from None
+
+
+def single_use_state() -> None:
+    """Make the ``requestState`` that the stateless request being served gets single-use:
+    a retry carrying it is served once, a replay is refused (-32602). Call it in a handler
+    before asking for input; ``single_use_state=True`` on the server does it for every
+    request. No effect in handshake-era sessions, which keep no such state."""
+    scope = _scope.get(None)
+    if scope is not None:
+        scope.single_use = True
 
 
 def resumed_from_state() -> bool:
@@ -414,6 +492,8 @@ class StatelessServer(ServerSession):
         cache: CachePolicy | None = None,
         server_info_in_results: bool = True,
         resource_subscriptions: bool = False,
+        single_use_state: bool = False,
+        used_states: UsedStates | None = None,
         **options: Any,
     ) -> None:
         modern = (
@@ -426,6 +506,8 @@ class StatelessServer(ServerSession):
         self.package = modern[0]
         self.changes = changes or ChangeFeed()
         self.sealer = StateSealer(state_key, state_ttl)
+        self.single_use_state = single_use_state
+        self.used_states: UsedStates = used_states if used_states is not None else MemoryUsedStates()
         self.cache = cache or CachePolicy()
         self.server_info_in_results = server_info_in_results
         self.builtins = StatelessBuiltins(self)
@@ -440,7 +522,8 @@ class StatelessServer(ServerSession):
             for spec in self.package.dispatch.REQUESTS.values()
             if {"ttl_ms", "cache_scope"} <= set(getattr(spec.result_type, "model_fields", {}))
         )
-        self._closing = asyncio.Event()
+        self._closed = False
+        self._listens: set[asyncio.Queue[tuple[str, dict[str, Any]] | None]] = set()
 
     @property
     def _capabilities_model(self) -> Any:
@@ -458,9 +541,17 @@ class StatelessServer(ServerSession):
         return list(self._versions)
 
     def close(self) -> None:
-        """End open ``subscriptions/listen`` streams gracefully (final result)."""
-        self._closing.set()
+        """End open ``subscriptions/listen`` streams gracefully (final result), and any
+        opened later at once."""
+        self._closed = True
+        self.end_listens()
         super().close()
+
+    def end_listens(self) -> None:
+        """End the open ``subscriptions/listen`` streams gracefully (their final result):
+        the server closes, or the connection they came on has no more input (stdio)."""
+        for queue in self._listens:
+            queue.put_nowait(None)
 
     # -- request pipeline ------------------------------------------------------------------
 
@@ -538,8 +629,10 @@ class StatelessServer(ServerSession):
         scope = RequestScope(method, request_id, meta, emit, principal)
         if method in INPUT_REQUIRED_METHODS:
             scope.name = params.get(NAME_PARAM[method])
+            scope.arguments = params.get("arguments")
+            scope.single_use = self.single_use_state
             if "inputResponses" in params or "requestState" in params:  # a retry
-                params = self._resume(scope, params)
+                params = await self._resume(scope, params)
         token = _scope.set(scope)
         try:
             try:
@@ -554,10 +647,13 @@ class StatelessServer(ServerSession):
         finally:
             _scope.reset(token)
 
-    def _resume(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
+    async def _resume(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
         """Load the answers of earlier rounds from a retry's sealed requestState, and this
         round's from ``inputResponses`` (without a requestState: answers to a first round
-        whose state the client dropped, or to keys the handler asks for by name)."""
+        whose state the client dropped, or to keys the handler asks for by name).
+
+        The state must have been issued for this very request (method, name, arguments,
+        principal); a single-use state is claimed here, once."""
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
@@ -570,12 +666,21 @@ class StatelessServer(ServerSession):
             state.get("m") != scope.method
             or state.get("n") != scope.name
             or state.get("p") != principal_tag(scope.principal)
+            or state.get("d") != arguments_digest(scope.arguments)
         ):
             raise RpcError(
                 INVALID_PARAMS,
                 "Invalid params: requestState belongs to another request; "
                 "retry without requestState and inputResponses",
             )
+        if "i" in state:  # single-use: this retry uses it up (and its successors are too)
+            scope.single_use = True
+            if not await self.used_states.claim(state["i"], float(state["x"])):
+                raise RpcError(
+                    INVALID_PARAMS,
+                    "Invalid params: requestState was already used; "
+                    "retry the request without requestState and inputResponses",
+                )
         answers = dict(state.get("a") or {})
         if responses:
             expected = set(state.get("k") or ())
@@ -586,15 +691,28 @@ class StatelessServer(ServerSession):
             return {**params, "requestState": state["u"]}
         return {k: v for k, v in params.items() if k != "requestState"}
 
-    def _input_required(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
+    def _state(
+        self, scope: RequestScope, answers: dict[str, Any], keys: Iterable[str]
+    ) -> dict[str, Any]:
+        """What a sealed requestState holds: the request it belongs to, the answers so far,
+        the keys asked for, and (single-use) an id to claim it by."""
         state = {
             "m": scope.method,
             "n": scope.name,
+            "d": arguments_digest(scope.arguments),
             "p": principal_tag(scope.principal),
-            # the answers this run used (stray inputResponses are not carried forward)
-            "a": {k: v for k, v in scope.answers.items() if k in scope.used},
-            "k": sorted(scope.asked),
+            "a": answers,
+            "k": sorted(keys),
         }
+        if scope.single_use:
+            state["i"] = secrets.token_urlsafe(12)
+        return state
+
+    def _input_required(self, scope: RequestScope, params: dict[str, Any]) -> dict[str, Any]:
+        # the answers this run used (stray inputResponses are not carried forward)
+        state = self._state(
+            scope, {k: v for k, v in scope.answers.items() if k in scope.used}, scope.asked
+        )
         result: dict[str, Any] = {
             "resultType": INPUT_REQUIRED,
             "inputRequests": scope.asked,
@@ -645,13 +763,7 @@ class StatelessServer(ServerSession):
                 ", ".join(sorted(INPUT_REQUIRED_METHODS)),
             )
             raise RpcError(INTERNAL_ERROR, "Internal error")
-        state: dict[str, Any] = {
-            "m": scope.method,
-            "n": scope.name,
-            "p": principal_tag(scope.principal),
-            "a": {},
-            "k": sorted((wire.get("inputRequests") or {}).keys()),
-        }
+        state = self._state(scope, {}, (wire.get("inputRequests") or {}).keys())
         if "requestState" in wire:
             state["u"] = wire["requestState"]
         wire["requestState"] = self.sealer.seal(state)
@@ -748,33 +860,38 @@ class StatelessBuiltins:
             uris = {uri for uri in requested if isinstance(uri, str)}
             honoured["resourceSubscriptions"] = sorted(uris)
         tag = {SUBSCRIPTION_ID_KEY: scope.request_id}
-        queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        # changes, then None when the stream ends (see StatelessServer.end_listens); read by
+        # this handler itself, so a cancelled stream leaves nothing waiting behind it
+        queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        # (method, uri) of the changes in the queue: a change says only that something
+        # changed, so one already waiting is not queued again (a client that does not read
+        # holds at most one per kind, not one per change)
+        waiting: set[tuple[str, Any]] = set()
 
         def listener(method: str, change: dict[str, Any]) -> None:
-            if method in methods or (method == RESOURCE_UPDATED and change.get("uri") in uris):
-                queue.put_nowait((method, change))
+            uri = change.get("uri")
+            if method in methods or (method == RESOURCE_UPDATED and isinstance(uri, str) and uri in uris):
+                key = (method, uri if isinstance(uri, str) else None)
+                if key not in waiting:
+                    waiting.add(key)
+                    queue.put_nowait((method, change))
 
         unsubscribe = server.changes.subscribe(listener)
+        server._listens.add(queue)
+        if server._closed:
+            queue.put_nowait(None)
         try:
             await scope.emit(ACKNOWLEDGED, {"notifications": honoured, "_meta": tag})
-            closing = asyncio.ensure_future(server._closing.wait())
-            try:
-                while True:
-                    getting = asyncio.ensure_future(queue.get())
-                    done, _ = await asyncio.wait(
-                        {getting, closing}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if getting not in done:
-                        getting.cancel()
-                        break
-                    method, change = getting.result()
-                    meta = change.get("_meta")
-                    await scope.emit(
-                        method, {**change, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
-                    )
-            finally:
-                closing.cancel()
+            while (item := await queue.get()) is not None:
+                method, change = item
+                uri = change.get("uri")
+                waiting.discard((method, uri if isinstance(uri, str) else None))
+                meta = change.get("_meta")
+                await scope.emit(
+                    method, {**change, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
+                )
         finally:
+            server._listens.discard(queue)
             unsubscribe()
         return {"_meta": tag}
 
@@ -846,6 +963,12 @@ class EraRouter:
             if side is not None:
                 side.close()
 
+    def end_of_input(self) -> None:
+        """The connection has no more input (the engine calls this at EOF): listen streams
+        end now, with their final result; other handlers get the engine's grace."""
+        if self.modern is not None:
+            self.modern.end_listens()
+
     async def on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled":
             engine = (self.legacy or self.modern).engine  # type: ignore[union-attr]
@@ -859,6 +982,8 @@ class EraRouter:
 MODERN_OPTIONS = (
     "state_key",
     "state_ttl",
+    "single_use_state",
+    "used_states",
     "cache",
     "server_info_in_results",
     "resource_subscriptions",
@@ -935,12 +1060,15 @@ __all__ = [
     "EraRouter",
     "Eras",
     "InputRequired",
+    "MemoryUsedStates",
     "RequestScope",
     "StateSealer",
     "StatelessServer",
+    "UsedStates",
     "build_router",
     "current_scope",
     "input_key",
     "resumed_from_state",
+    "single_use_state",
     "stateless_packages",
 ]

@@ -386,9 +386,7 @@ class Host:
             return {"roots": self.roots}
         forward = _FORWARD.get()
         if forward is None:
-            runtime = self._servers.get(server)
-            if runtime is not None and runtime.origins:
-                forward = runtime.origins[-1]
+            forward = self._sole_origin(server, kind)
         if forward is not None:
             answer = await forward(kind, server, params)
             if answer is not NotImplemented:
@@ -399,6 +397,25 @@ class Host:
         if kind == "elicitation":
             return {"action": "decline"}
         raise RpcError(INVALID_REQUEST, f"the host does not answer {kind} requests")
+
+    def _sole_origin(self, server: str, kind: str) -> Forward | None:
+        """The forwarder of the gateway client whose calls to ``server`` are in flight, if
+        they all come from one client. A request a server makes on its own connection
+        names no call, so with calls of several clients in flight it belongs to none of
+        them: it is never shown to a client that may not have caused it."""
+        runtime = self._servers.get(server)
+        if runtime is None or not runtime.origins:
+            return None
+        owners = {id(getattr(origin, "owner", origin)) for origin in runtime.origins}
+        if len(owners) > 1:
+            logger.info(
+                "%s sent a %s request while %d gateway clients had calls to it in flight: "
+                "it cannot be attributed to one, so the host answers it",
+                server, kind, len(owners),
+            )
+            return None
+        forward: Forward = runtime.origins[-1]
+        return forward
 
     def notified(self, server: str, kind: str, params: Any) -> None:
         hook = self._notification_hooks.get(kind)

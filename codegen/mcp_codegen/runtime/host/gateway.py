@@ -66,6 +66,7 @@ def _forwarder(ctx: Any, requests: Any) -> Forward | None:
         except CapabilityError:
             return NotImplemented  # the gateway's client does not do it: the host's hooks
 
+    forward.owner = ctx.hooks  # type: ignore[attr-defined]  # the client's session: whose call it is
     return forward
 
 
