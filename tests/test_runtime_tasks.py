@@ -9,6 +9,7 @@ import pytest
 
 from mcp_codegen.runtime.jsonrpc import RpcError
 from mcp_codegen.runtime.memory import connect_memory
+from mcp_codegen.runtime.session import CapabilityError
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 
@@ -123,7 +124,11 @@ def test_unknown_task_ids_are_invalid_params() -> None:
 def test_without_tasks_a_task_field_is_ignored_and_the_call_runs_normally() -> None:
     async def body(client: Any, server: Any, recorder: Any) -> Any:
         server.release.set()
-        return await client.call_tool(name="slow", task=models.TaskMetadata())
+        # our client never task-augments what the server did not declare ...
+        with pytest.raises(CapabilityError, match=r"tasks\.requests\.tools\.call"):
+            await client.call_tool(name="slow", task=models.TaskMetadata())
+        # ... and a server that did not declare it serves such a request normally
+        return await client.session.engine.request("tools/call", {"name": "slow", "task": {}})
 
     result = run(body, tasks=False)
-    assert isinstance(result, models.CallToolResult)
+    assert result["content"] == [{"type": "text", "text": "done"}]

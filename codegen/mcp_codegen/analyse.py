@@ -65,6 +65,20 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A form of a request's params that the receiver declares on its own (see
+    ``runtime.spec.Variant``): the branch of a params union whose constant ``field`` is
+    ``value``, gated by the sub-capability of that name (``elicitation.url``)."""
+
+    field: str
+    value: str
+    gate: Gate
+    handler_name: str
+    params_type: str
+    default: bool
+
+
+@dataclass(frozen=True)
 class Request:
     """One request method and everything the stubs and dispatch table need about it."""
 
@@ -80,6 +94,7 @@ class Request:
     embedded: bool
     pairing_rule: str
     description: str
+    variants: tuple[Variant, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,8 @@ def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
         description = _first_paragraph(defs[type_name].get("description", ""))
         if kind == "request":
             result, alternatives, rule = _pair_result(defs, type_name, method, params_type)
+            gates = _request_gates(defs, method, direction)
+            name = handler_name(type_name, "Request")
             requests.append(
                 Request(
                     method=method,
@@ -139,11 +156,12 @@ def analyse(document: dict[str, Any], revision: str, sha256: str) -> Protocol:
                     params_required=params_required,
                     result_type=result,
                     alternative_result_types=alternatives,
-                    handler_name=handler_name(type_name, "Request"),
-                    gates=_request_gates(defs, method, direction),
+                    handler_name=name,
+                    gates=gates,
                     embedded="InputRequest" in sides,
                     pairing_rule=rule,
                     description=description,
+                    variants=_variants(defs, params_type, gates, name),
                 )
             )
         else:
@@ -364,23 +382,80 @@ def _notification_gates(
     return tuple(gates)
 
 
+def _variants(
+    defs: dict[str, Any], params_type: str | None, gates: tuple[Gate, ...], handler: str
+) -> tuple[Variant, ...]:
+    """The forms of a request's params that need capabilities of their own.
+
+    Params that are a union whose branches each fix one field to a constant, where every
+    constant names a sub-capability of the request's gate (``ElicitRequestParams``: ``mode``
+    is ``form`` or ``url``, and ``elicitation`` has ``form`` and ``url``). The branch whose
+    field is optional is the default (answered by the method's own handler); each other
+    branch gets the handler ``<handler>_<value>`` (``elicit_url``).
+    """
+    union = defs.get(params_type or "", {})
+    branches = union.get("anyOf") if isinstance(union, dict) else None
+    if not isinstance(branches, list) or len(branches) < 2:
+        return ()
+    named = [(ref_name(branch), _deref(defs, branch)) for branch in branches]
+    if any(name is None for name, _ in named):
+        return ()
+    fields = set.intersection(
+        *({k for k, v in b.get("properties", {}).items() if _const(v)} for _, b in named)
+    )
+    for field_name in sorted(fields):
+        values = [_const(b["properties"][field_name]) for _, b in named]
+        defaults = [field_name not in b.get("required", ()) for _, b in named]
+        if len(set(values)) != len(values) or sum(defaults) > 1:
+            continue
+        for gate in gates:
+            subs = _capability_node(defs, gate.side, gate.path).get("properties", {})
+            if not all(value in subs for value in values):
+                continue
+            found = (
+                Variant(
+                    field=field_name,
+                    value=str(value),
+                    gate=Gate(gate.side, (*gate.path, str(value))),
+                    handler_name=handler if default else f"{handler}_{snake_case(str(value))}",
+                    params_type=str(name),
+                    default=default,
+                )
+                for (name, _), value, default in zip(named, values, defaults, strict=True)
+            )
+            return tuple(sorted(found, key=lambda variant: not variant.default))  # default first
+    return ()
+
+
+def _capability_node(defs: dict[str, Any], side: str, path: tuple[str, ...]) -> dict[str, Any]:
+    """The schema of capability ``path`` of a side (``elicitation`` -> its object)."""
+    node = _capability_object(defs, side)
+    for part in path:
+        node = _deref(defs, node.get("properties", {}).get(part, {}))
+    return node
+
+
 def _first_paragraph(text: str) -> str:
     return text.strip().split("\n\n", 1)[0].replace("\n", " ").strip()
 
 
 def _check_unique_names(protocol: Protocol) -> None:
     """Requests and notifications get distinct Python names (notifications are prefixed)."""
-    groups: list[list[Request] | list[Notification]] = [
-        list(protocol.requests),
-        list(protocol.notifications),
+    requests = [(r.handler_name, r.method) for r in protocol.requests]
+    requests += [
+        (v.handler_name, f"{r.method} ({v.field} {v.value})")
+        for r in protocol.requests
+        for v in r.variants
+        if not v.default
     ]
+    groups = [requests, [(n.handler_name, n.method) for n in protocol.notifications]]
     for messages in groups:
         seen: dict[str, str] = {}
-        for message in messages:
-            other = seen.setdefault(message.handler_name, message.method)
-            if other != message.method:
+        for python_name, method in messages:
+            other = seen.setdefault(python_name, method)
+            if other != method:
                 raise CodegenError(
-                    f"methods {other} and {message.method} both map to the Python name "
-                    f"{message.handler_name!r}",
+                    f"methods {other} and {method} both map to the Python name "
+                    f"{python_name!r}",
                     "report this schema; the naming rule needs an exception for it",
                 )

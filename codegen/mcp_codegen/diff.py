@@ -753,6 +753,10 @@ def signatures(side: Side) -> dict[str, Signature]:
                 handler, send = f"on_{message.handler_name}", f"send_{message.handler_name}"
             found[f"{handlers}.{handler}"] = Signature(params, returns, None)
             found[f"{senders}.{send}"] = Signature(params, returns[:1], _arguments(side, message))
+            for variant in message.variants if isinstance(message, Request) else ():
+                if not variant.default:  # its own hook (elicit_url), typed with its branch
+                    hook = Signature(f"models.{variant.params_type}", returns, None)
+                    found[f"{handlers}.{variant.handler_name}"] = hook
     return dict(sorted(found.items()))
 
 

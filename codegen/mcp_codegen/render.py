@@ -14,7 +14,7 @@ from importlib import resources
 
 import jinja2
 
-from .analyse import Direction, Notification, Protocol, Request
+from .analyse import Direction, Notification, Protocol, Request, Variant
 from .errors import CodegenError
 from .models import Field, ModelInfo
 from .names import RUNTIME_PACKAGE
@@ -103,6 +103,7 @@ def render_stubs(
         "__init__.py": environment.get_template("package_init.py.j2").render(**common),
         "dispatch.py": environment.get_template("dispatch.py.j2").render(
             requests=[_request_entry(r) for r in protocol.requests],
+            has_variants=any(r.variants for r in protocol.requests),
             notifications=[_notification_entry(n) for n in protocol.notifications],
             **common,
         ),
@@ -195,7 +196,36 @@ def _requests(
         result = request.result_type
         returns = result if outbound else " | ".join((result, *request.alternative_result_types))
         operations.append(_operation(request, index, request.handler_name, returns, outbound))
+        if not outbound:
+            operations += [
+                _variant_hook(request, variant, index, returns)
+                for variant in request.variants
+                if not variant.default
+            ]
     return operations
+
+
+def _variant_hook(
+    request: Request, variant: Variant, index: dict[str, ModelInfo], returns: str
+) -> Operation:
+    """The handler of a variant of a request (``elicit_url``): implementing it is what
+    declares the variant's capability."""
+    main = next((v for v in request.variants if v.default), None)
+    default = f" Other requests (``{variant.field}`` absent or ``\"{main.value}\"``) go to ``{request.handler_name}``." if main else ""
+    doc = (
+        f"Answer ``{request.method}`` with ``{variant.field}: \"{variant.value}\"``. "
+        f"Implementing this hook declares the capability ``{'.'.join(variant.gate.path)}``; "
+        f"a peer that sends this form to a receiver without it is refused (-32602).{default}"
+    )
+    return Operation(
+        name=variant.handler_name,
+        method=request.method,
+        spec_name=spec_name(request),
+        doc=docstring(doc),
+        params_annotation=qualify(variant.params_type, index),
+        arguments=None,
+        returns=qualify(returns, index),
+    )
 
 
 def _notifications(

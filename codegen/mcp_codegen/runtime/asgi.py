@@ -103,7 +103,7 @@ async def respond_error(
 def error_code(reply: bytes) -> Any:
     """The error code of an encoded error response (None for anything else)."""
     try:
-        message = from_json(reply)
+        message = from_json(reply, allow_inf_nan=False)
     except ValueError:
         return None
     error = message.get("error") if isinstance(message, dict) else None

@@ -28,7 +28,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonrpc import METHOD_NOT_FOUND, ConnectionClosed, Engine, RequestId, RpcError
+from .jsonrpc import (
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    Engine,
+    RequestId,
+    RpcError,
+    clip,
+    quoted,
+)
 from .modern import (
     ACKNOWLEDGED,
     CLIENT_CAPABILITIES_KEY,
@@ -76,6 +84,7 @@ from .http_client import (
     request_headers,
 )
 from .stdio import spawn
+from .tasks import TaskBuiltins, TaskStore
 from .tools import ToolSchemas, as_functions, problems
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -235,6 +244,7 @@ class ClientSession(Session):
         max_input_rounds: int = 10,
         listen_for_changes: bool = True,
         remember_era: bool = True,
+        tasks: bool = False,
     ) -> None:
         wrapped, self.negotiation = choose_packages(packages, handlers)
         if not wrapped:
@@ -277,6 +287,12 @@ class ClientSession(Session):
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
         self._auto_listened: set[str] = set()  # methods the background listen covers
+        # tasks=True: sampling and elicitation the server task-augments run in a task store
+        # (2025-11-25); tasks are declared only where a handler can run as one
+        self.handles_tasks = tasks
+        if tasks:
+            self.task_store = TaskStore(self.task_status)
+            self.task_builtins = TaskBuiltins(self.task_store)
 
     # -- negotiation -----------------------------------------------------------------------
 
@@ -301,7 +317,7 @@ class ClientSession(Session):
             except AuthRequired:
                 raise
             except (RpcError, HttpError, VersionError) as error:
-                logger.info("%s: initialize failed (%s); probing again", origin, error)
+                logger.info("%s: initialize failed (%s); probing again", origin, clip(str(error)))
                 ERA_MEMORY.learn(origin, None)
         if stateless:
             try:
@@ -450,7 +466,10 @@ class ClientSession(Session):
         return result
 
     async def close(self) -> None:
-        """Cancel the background listen streams (stateless era)."""
+        """Cancel the background listen streams (stateless era) and the tasks still
+        running for the server (``tasks=True``)."""
+        if self.task_store is not None:
+            self.task_store.close()
         for task in list(self._listeners):
             task.cancel()
         if self._listeners:
@@ -578,15 +597,22 @@ class ClientSession(Session):
         for key, entry in requests.items():
             method = entry.get("method") if isinstance(entry, dict) else None
             if method not in INPUT_REQUEST_METHODS:
-                raise ProtocolViolation(f"input request {key!r} asks for {method!r}")
+                raise ProtocolViolation(f"input request {quoted(key)} asks for {quoted(method)}")
             result = await Session.on_request(self, method, entry.get("params"), key)
             answers[key] = to_wire(result)
         return answers
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        """Server->client requests exist only in the handshake era."""
+        """Server->client requests exist only in the handshake era; a task-augmented one
+        runs as a task when this client declared it can (``tasks=True``)."""
         if self.era == STATELESS:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
+        if self.task_store is not None and isinstance(params, dict) and "task" in params:
+            created = self.start_task(
+                method, params, lambda: Session.on_request(self, method, params, request_id)
+            )
+            if created is not None:
+                return created
         return await super().on_request(method, params, request_id)
 
     async def set_log_level(self, level: str | None) -> None:
@@ -690,7 +716,7 @@ class ClientSession(Session):
     def _listen_ended(self, task: asyncio.Task[Any]) -> None:
         self._listeners.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            logger.info("the background subscriptions/listen ended: %r", task.exception())
+            logger.info("the background subscriptions/listen ended: %s", quoted(task.exception()))
 
     async def on_notification(self, method: str, params: Any) -> None:
         """Route listen-stream notifications (tagged with their subscription id) to their
@@ -898,7 +924,9 @@ class HttpClientSession(ClientSession):
             except RpcError as error:
                 if error.code != HEADER_MISMATCH or attempt == 2 or spec.method == DISCOVER:
                     raise
-                logger.info("%s: header mismatch (%s); refreshing tools/list", spec.method, error.message)
+                logger.info(
+                    "%s: header mismatch (%s); refreshing tools/list", spec.method, clip(error.message)
+                )
             finally:
                 REQUEST_HEADERS.reset(token)
             request_id = None  # the retry is a new request
@@ -934,7 +962,9 @@ class HttpClientSession(ClientSession):
             try:
                 found = param_headers(tool.get("inputSchema") if isinstance(tool, dict) else None)
             except InvalidHeaderAnnotation as error:
-                logger.warning("tool %r is not used: invalid x-mcp-header (%s)", name, error)
+                logger.warning(
+                    "tool %s is not used: invalid x-mcp-header (%s)", quoted(name), clip(str(error))
+                )
                 self.param_headers.pop(name, None)
                 continue
             if found:

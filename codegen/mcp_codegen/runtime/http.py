@@ -29,10 +29,10 @@ from pydantic_core import from_json
 from .events import Event, EventStore, MemoryEventStore
 from .jsonrpc import (
     INVALID_REQUEST,
-    PARSE_ERROR,
     Engine,
     RpcError,
     is_request_id,
+    parse_error,
 )
 from .asgi import (
     SSE_HEADERS,
@@ -574,9 +574,9 @@ class HttpApp:
         if body is None:
             return
         try:
-            message = from_json(body, cache_strings="keys")
+            message = from_json(body, allow_inf_nan=False, cache_strings="keys")
         except ValueError as exc:
-            await respond_error(send, 400, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
+            await respond_error(send, 400, parse_error(body, exc))
             return
         if self.modern is not None and (
             self.make_session is None

@@ -431,7 +431,7 @@ _NOT_JSON = object()
 def _request_id_of(data: bytes) -> Any:
     """The id of a request we are about to POST (None for notifications and responses)."""
     try:
-        message = from_json(data)
+        message = from_json(data, allow_inf_nan=False)
     except ValueError:
         return None
     if isinstance(message, dict) and "method" in message:
@@ -442,7 +442,7 @@ def _request_id_of(data: bytes) -> Any:
 def _error_for(body: bytes, request_id: Any) -> bytes:
     """An id-less JSON-RPC error body re-addressed to ``request_id`` (empty if not one)."""
     try:
-        message = from_json(body)
+        message = from_json(body, allow_inf_nan=False)
     except ValueError:
         return b""
     if not isinstance(message, dict) or message.get("id") is not None or "error" not in message:
@@ -455,7 +455,7 @@ def _response_id(data: bytes) -> Any:
     if b'"result"' not in data and b'"error"' not in data:
         return None
     try:
-        message = from_json(data)
+        message = from_json(data, allow_inf_nan=False)
     except ValueError:
         return None
     if isinstance(message, dict) and "method" not in message:
@@ -622,7 +622,7 @@ class HttpClientTransport:
         message: Any = _NOT_JSON
         if content_type.startswith("application/json"):
             with contextlib.suppress(ValueError):
-                message = from_json(body, cache_strings="keys")
+                message = from_json(body, allow_inf_nan=False, cache_strings="keys")
         if message is _NOT_JSON:
             raise NotAnMcpReply(response.status, body, content_type, self.http.url)
         if self.deliver_message is not None:

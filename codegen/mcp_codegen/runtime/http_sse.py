@@ -38,7 +38,7 @@ from .asgi import (
     respond,
     respond_error,
 )
-from .jsonrpc import INVALID_REQUEST, PARSE_ERROR, Engine, RpcError
+from .jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
 from .server import ServerSession
 
 if TYPE_CHECKING:
@@ -287,9 +287,9 @@ def _pinned(packages: list[Any]) -> list[Any]:
 def _shape_problem(body: bytes, batches: bool) -> RpcError | None:
     """Why ``body`` is not one JSON-RPC message (or an allowed batch); None when it is."""
     try:
-        message = from_json(body)
+        message = from_json(body, allow_inf_nan=False)
     except ValueError as exc:
-        return RpcError(PARSE_ERROR, f"Parse error: {exc}")
+        return parse_error(body, exc)
     if isinstance(message, list):
         if not batches:
             return RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")

@@ -36,6 +36,30 @@ INTERNAL_ERROR = -32603
 
 RequestId = str | int
 
+#: The most characters of one peer-supplied value (a method name, an id, a key, ...) that an
+#: error message or a log line quotes (see :func:`clip`).
+ECHO_LIMIT = 100
+#: The most characters of any error message sent: the bound behind every quote, for a
+#: message built elsewhere (a handler's own, a header value an HTTP check names).
+MESSAGE_LIMIT = 2048
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """At most ``limit`` characters of peer-supplied ``text``, to quote in an error or a log
+    line; a longer text is cut and says how much was left out (a 100 KB method name must not
+    come back as a 100 KB error)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def quoted(value: Any, limit: int = ECHO_LIMIT) -> str:
+    """``repr(value)`` for an error message or a log line, clipped (see :func:`clip`)."""
+    try:
+        return clip(repr(value), limit)
+    except ValueError:  # an integer too long to print
+        return f"<{type(value).__name__} too long to print>"
+
 
 class RpcError(Exception):
     """A JSON-RPC error, raised by handlers or received from the peer."""
@@ -47,13 +71,25 @@ class RpcError(Exception):
         self.data = data
 
     def to_wire(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        """The error object to send; its message cut to :data:`MESSAGE_LIMIT` characters."""
+        message = self.message
+        if len(message) > MESSAGE_LIMIT:
+            message = clip(message, MESSAGE_LIMIT)
+        error: dict[str, Any] = {"code": self.code, "message": message}
         if self.data is not None:
             error["data"] = self.data
         return error
 
     def __repr__(self) -> str:
         return f"RpcError({self.code}, {self.message!r})"
+
+
+class CapabilityError(RuntimeError):
+    """A message the negotiated capabilities do not allow; raised locally, nothing sent.
+
+    Its message names the method and the capability; a handler that raises it (it used a
+    capability the peer never declared) is logged in that one line, without a traceback.
+    """
 
 
 class ConnectionClosed(Exception):
@@ -204,6 +240,16 @@ def encode(message: dict[str, Any]) -> bytes:
     return data
 
 
+def parse_error(data: bytes, exc: ValueError) -> RpcError:
+    """The -32700 for ``data``, which ``from_json`` refused with ``exc``. Every parse of
+    what a peer sent passes ``allow_inf_nan=False``: ``NaN`` and the infinities are not JSON
+    (the parser's default takes them), and the message says so when they may be the cause."""
+    hint = ""
+    if b"NaN" in data or b"Infinity" in data:
+        hint = " (NaN, Infinity and -Infinity are not JSON: send numbers, or null)"
+    return RpcError(PARSE_ERROR, f"Parse error: {exc}{hint}")
+
+
 def encode_result(request_id: RequestId, result: Any) -> bytes:
     """A success response; a pydantic result is serialised once, by its own serializer
     (straight to bytes: ``model_dump_json`` would decode them to text first)."""
@@ -227,9 +273,23 @@ async def encoded_answer(request_id: RequestId, method: str, answer: Awaitable[A
         return encode_result(request_id, await answer)
     except RpcError as error:
         return encode_error(request_id, error)
-    except Exception:
-        logger.exception("handler for %s (id %r) failed", method, request_id)
-        return encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
+    except Exception as error:
+        return encode_error(request_id, handler_failed(method, request_id, error))
+
+
+def handler_failed(method: str, request_id: RequestId | None, error: Exception) -> RpcError:
+    """Log a handler's exception and return the error to answer with (-32603, nothing of
+    the exception in it). A bug is logged with its traceback; a :class:`CapabilityError`
+    (the handler used a capability the peer never declared) in one line that names it.
+    ``request_id`` None: a notification's handler."""
+    which = f"handler for {clip(method)}"
+    if request_id is not None:
+        which += f" (id {quoted(request_id)})"
+    if isinstance(error, CapabilityError):
+        logger.warning("%s used what the peer did not negotiate: %s", which, error)
+    else:
+        logger.error("%s failed", which, exc_info=error)
+    return RpcError(INTERNAL_ERROR, "Internal error")
 
 
 def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
@@ -241,7 +301,7 @@ def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
     try:
         return encode(message)
     except (TypeError, ValueError):
-        logger.exception("error data for %r is not JSON; sent without it", request_id)
+        logger.exception("error data for %s is not JSON; sent without it", quoted(request_id))
         message["error"] = {"code": error.code, "message": error.message}
         return encode(message)
 
@@ -334,7 +394,7 @@ class Engine:
         well-formed request starts its handler task at once. Anything else returns False
         and goes through the read loop (which also answers errors), in order."""
         try:
-            message = from_json(data, cache_strings="keys")
+            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
         except ValueError:
             return False
         if type(message) is not dict:
@@ -423,14 +483,14 @@ class Engine:
         """Process one framed message. A batch is served before this returns, unless
         ``background`` (the reader loop) asks for it to be served in a task of its own."""
         try:
-            message = from_json(data, cache_strings="keys")
+            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
         except ValueError as exc:
             logger.warning(
                 "the peer sent something that is not JSON (answered with a parse error): %r%s",
                 data[:120],
                 "..." if len(data) > 120 else "",
             )
-            await self._send_error(None, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
+            await self._send_error(None, parse_error(data, exc))
             return
         await self.receive_message(message, background=background)
 
@@ -498,14 +558,16 @@ class Engine:
         if not has_id:
             try:
                 await self.dispatcher.on_notification(method, params)
-            except Exception:
-                logger.exception("notification handler for %s failed", method)
+            except Exception as error:
+                handler_failed(method, None, error)
             return None
         assert request_id is not None
         if request_id in self._incoming:
             return encode_error(
                 request_id,
-                RpcError(INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use"),
+                RpcError(
+                    INVALID_REQUEST, f"Invalid Request: id {quoted(request_id)} is already in use"
+                ),
             )
         if in_batch and method in self.unbatchable:
             return encode_error(
@@ -557,14 +619,14 @@ class Engine:
                 request_id, method, self.dispatcher.on_request(method, params, request_id)
             )
             if self._was_cancelled(request_id):
-                logger.debug("no response for cancelled request %r", request_id)
+                logger.debug("no response for cancelled request %s", quoted(request_id))
                 return None
             if not send:
                 return reply
             try:
                 await self.transport.send(reply)
             except Exception:
-                logger.exception("could not send the response to %r", request_id)
+                logger.exception("could not send the response to %s", quoted(request_id))
             return None
         finally:
             self._forget(request_id, asyncio.current_task())
@@ -573,18 +635,20 @@ class Engine:
         request_id = message.get("id")
         future = self._pending.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
         if future is None or future.done():
-            logger.debug("dropped a response for unknown id %r", request_id)
+            logger.debug("dropped a response for unknown id %s", quoted(request_id))
             return
         has_result, error = "result" in message, message.get("error")
         if message.get("jsonrpc") != "2.0" or has_result == ("error" in message):
-            logger.warning("dropped a malformed response for id %r", request_id)
+            logger.warning("dropped a malformed response for id %s", quoted(request_id))
             return
         if has_result:
             future.set_result(message["result"])
             return
         code = error.get("code") if isinstance(error, dict) else None
         if not isinstance(error, dict) or not isinstance(code, int) or isinstance(code, bool):
-            logger.warning("dropped an error response with a malformed error for id %r", request_id)
+            logger.warning(
+                "dropped an error response with a malformed error for id %s", quoted(request_id)
+            )
             return
         text = error.get("message")
         future.set_exception(

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from .client import ClientSession, ProtocolChoice, connect
-from .jsonrpc import INTERNAL_ERROR, Dispatcher, Engine, RequestId, RpcError
+from .jsonrpc import Dispatcher, Engine, RequestId, RpcError, handler_failed
 from .session import json_data
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -116,9 +116,8 @@ class DirectLink:
             return json_data(await self.peer.on_request(method, params, request_id))
         except RpcError:
             raise
-        except Exception:  # what an engine answers for a failing handler
-            logger.exception("handler for %s (id %r) failed", method, request_id)
-            raise RpcError(INTERNAL_ERROR, "Internal error") from None
+        except Exception as error:  # what an engine answers for a failing handler
+            raise handler_failed(method, request_id, error) from None
 
     async def notify(self, method: str, params: Any = None) -> None:
         try:

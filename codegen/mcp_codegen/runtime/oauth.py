@@ -108,7 +108,7 @@ class HttpReply:
     def json(self) -> Any:
         """The body as JSON, or None when it is not JSON."""
         try:
-            return from_json(self.body)
+            return from_json(self.body, allow_inf_nan=False)
         except ValueError:
             return None
 

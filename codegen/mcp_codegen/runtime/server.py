@@ -11,7 +11,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Engine, RequestId, RpcError
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    Engine,
+    RequestId,
+    RpcError,
+    clip,
+)
 from .modern import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -25,14 +33,13 @@ from .session import (
     Session,
     describe,
     has_capability,
-    may_answer_with_task,
     package_of,
     plain,
     to_wire,
 )
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 from .stubs import RequestContext, ToolError
-from .tasks import RELATED_TASK_KEY, TaskStore
+from .tasks import TaskBuiltins, TaskStore
 from .tools import ToolSchemas
 
 logger = logging.getLogger("mcp_codegen.runtime")
@@ -41,7 +48,6 @@ INITIALIZE = "initialize"
 PING = "ping"
 LIST_TOOLS = "tools/list"
 CALL_TOOL = "tools/call"
-TASK_STATUS = "notifications/tasks/status"
 SUBSCRIBE = "resources/subscribe"
 UNSUBSCRIBE = "resources/unsubscribe"
 RESOURCE_UPDATED = "notifications/resources/updated"
@@ -85,29 +91,6 @@ class ServerBuiltins(CommonBuiltins):
         self.session.initialized = True
 
 
-class TaskBuiltins:
-    """tasks/get, tasks/result, tasks/list, tasks/cancel over the session's task store
-    (only when the server runs with ``tasks=True``)."""
-
-    def __init__(self, store: TaskStore) -> None:
-        self.store = store
-
-    async def get_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
-        return self.store.get(params.task_id).wire()
-
-    async def get_task_payload(self, params: Any, ctx: RequestContext[Any]) -> Any:
-        result = to_wire(await self.store.outcome(params.task_id))
-        meta = dict(result.get("_meta") or {})
-        meta[RELATED_TASK_KEY] = {"taskId": params.task_id}
-        return {**result, "_meta": meta}
-
-    async def list_tasks(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
-        return {"tasks": [record.wire() for record in self.store.records.values()]}
-
-    async def cancel_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
-        return (await self.store.cancel(params.task_id)).wire()
-
-
 def tool_error(message: str) -> dict[str, Any]:
     """A ``tools/call`` result reporting a failure for the model to read (``isError``)."""
     return {"content": [{"type": "text", "text": message}], "isError": True}
@@ -149,7 +132,7 @@ class ServerSession(Session):
         self.tool_schemas = ToolSchemas()
         self._listed = False
         self.handles_tasks = tasks
-        self.task_store = TaskStore(self._task_status) if tasks else None
+        self.task_store = TaskStore(self.task_status) if tasks else None
         self.task_builtins = TaskBuiltins(self.task_store) if self.task_store else None
         self.subscribed_uris: set[str] = set()
         self.changes = changes
@@ -165,7 +148,10 @@ class ServerSession(Session):
             self.changes.publish(spec.method, plain(params) if params else None, origin=self)
 
     def close(self) -> None:
-        """Stop receiving server-wide changes (the connection or session ended)."""
+        """Stop receiving server-wide changes and cancel the tasks still running (the
+        connection or session ended)."""
+        if self.task_store is not None:
+            self.task_store.close()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -182,16 +168,6 @@ class ServerSession(Session):
         if all(has_capability(self.own_capabilities, gate.path) for gate in spec.gates):
             self.spawn(engine.notify(method, params or None))
 
-    def handler(self, name: str) -> Any:
-        """Task built-ins exist only with ``tasks=True``; then the runtime owns them."""
-        builtin = getattr(self.task_builtins, name, None) if self.task_builtins else None
-        return builtin if builtin is not None else super().handler(name)
-
-    async def _task_status(self, task: dict[str, Any]) -> None:
-        package = self.package
-        if self.engine is not None and package and TASK_STATUS in package.dispatch.NOTIFICATIONS:
-            await self.engine.notify(TASK_STATUS, task)
-
     @property
     def supported_versions(self) -> list[str]:
         return [p.version for p in self.packages]
@@ -204,20 +180,15 @@ class ServerSession(Session):
                 return {}
             raise RpcError(
                 INVALID_REQUEST,
-                f"Invalid Request: {method} before initialize; send initialize first "
+                f"Invalid Request: {clip(method)} before initialize; send initialize first "
                 f"(or, in 2026-07-28, name the version in params._meta[{PROTOCOL_VERSION_KEY!r}])",
             )
         if method == INITIALIZE:
             raise RpcError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
         if self.task_store is not None and isinstance(params, dict) and "task" in params:
-            spec = self.request_spec(method)
-            if may_answer_with_task(spec):
-                task = params["task"] if isinstance(params["task"], dict) else {}
-                ttl = task.get("ttl") if isinstance(task.get("ttl"), int) else None
-                record = self.task_store.start(
-                    method, ttl, lambda: self._serve(method, params, request_id)
-                )
-                return {"task": record.wire()}
+            created = self.start_task(method, params, lambda: self._serve(method, params, request_id))
+            if created is not None:
+                return created
         return await self._serve(method, params, request_id)
 
     async def _serve(self, method: str, params: Any, request_id: RequestId) -> Any:
@@ -341,7 +312,7 @@ class ServerSession(Session):
             raise RpcError(
                 INVALID_PARAMS,
                 "Invalid params: initialize needs a string protocolVersion",
-                {"supported": self.supported_versions, "requested": requested},
+                {"supported": self.supported_versions},
             )
         package = next((p for p in self.packages if p.version == requested), newest)
         try:

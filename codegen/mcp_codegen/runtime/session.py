@@ -28,21 +28,22 @@ from .jsonrpc import (
     METHOD_NOT_FOUND,
     Engine,
     RequestId,
+    ECHO_LIMIT,
     RpcError,
+    clip,
+    handler_failed,
     is_request_id,
     start_eagerly,
 )
+from .jsonrpc import CapabilityError as CapabilityError  # defined with the engine, which logs it
 from .sieve import SieveError, sieve
-from .spec import Direction, Gate, NotificationSpec, RequestSpec
+from .spec import Direction, Gate, NotificationSpec, RequestSpec, Variant
 from .stubs import Handlers, MethodNotFound, RequestContext
 
 logger = logging.getLogger("mcp_codegen.runtime")
 
 DEFAULT_REQUEST_TIMEOUT = 300.0
-
-
-class CapabilityError(RuntimeError):
-    """A message the negotiated capabilities do not allow; raised locally, nothing sent."""
+TASK_STATUS = "notifications/tasks/status"
 
 
 class VersionError(RuntimeError):
@@ -272,18 +273,76 @@ def holds_models(params: Mapping[str, Any]) -> bool:
 
 
 def describe(error: ValidationError) -> str:
-    """A short, user-facing summary of a pydantic validation error."""
+    """A short, user-facing summary of a pydantic validation error. Locations and messages
+    may hold what the peer sent (a key, a union tag): each is quoted in part (``clip``)."""
     parts = []
-    for item in error.errors()[:5]:
-        location = ".".join(str(p) for p in item["loc"]) or "(root)"
-        parts.append(f"{location}: {item['msg']}")
+    for item in error.errors(include_url=False)[:5]:
+        location = ".".join(clip(str(p)) for p in item["loc"]) or "(root)"
+        parts.append(f"{location}: {_clipped_message(item)}")
     more = f" (+{error.error_count() - 5} more)" if error.error_count() > 5 else ""
     return "; ".join(parts) + more
+
+
+def _clipped_message(item: Any) -> str:
+    """A validation error's message with the long values it quotes (the input, a union
+    tag in its context) cut to :data:`ECHO_LIMIT` characters each."""
+    message = str(item["msg"])
+    if len(message) <= 2 * ECHO_LIMIT:
+        return message
+    quoted_values = [item.get("input"), *(item.get("ctx") or {}).values()]
+    for value in quoted_values:
+        if isinstance(value, str) and len(value) > ECHO_LIMIT and value in message:
+            message = message.replace(value, clip(value))
+    return clip(message, 4 * ECHO_LIMIT)
 
 
 def may_answer_with_task(spec: Any) -> bool:
     """Whether a method may be run as a task (its table lists ``CreateTaskResult``)."""
     return any(getattr(t, "__name__", "") == "CreateTaskResult" for t in spec.alternative_result_types)
+
+
+def task_path(method: str) -> tuple[str, ...]:
+    """``tasks.requests.<a>.<b>``: the capability that lets method ``a/b`` run as a task."""
+    return ("tasks", "requests", *method.split("/"))
+
+
+def variant_of(spec: Any, params: Any) -> Variant | None:
+    """The variant of a request's params (by its constant field; the default one when the
+    field is absent); None when the method has no variants or the value is unknown."""
+    variants: tuple[Variant, ...] = spec.variants
+    for variant in variants:
+        value = params.get(variant.field) if isinstance(params, Mapping) else None
+        if value == variant.value or (value is None and variant.default):
+            return variant
+    return None
+
+
+def variant_allowed(capabilities: Mapping[str, Any] | None, spec: Any, variant: Variant) -> bool:
+    """Whether ``capabilities`` take ``variant``: its own capability is declared, or it is
+    the default one and none of the method's variants is (an empty ``elicitation`` object
+    means form mode)."""
+    if has_capability(capabilities, variant.gate.path):
+        return True
+    return variant.default and not any(
+        has_capability(capabilities, other.gate.path) for other in spec.variants
+    )
+
+
+def unmet_capability(
+    spec: Any, params: Any, capabilities: Mapping[str, Any] | None
+) -> tuple[str, ...] | None:
+    """The capability of the receiver (``capabilities``) that these params need beyond the
+    method's own gates, when it is not declared: the variant's (``elicitation.url``), or
+    the task augmentation's (``tasks.requests.sampling.createMessage``). None: all met."""
+    if spec.variants:
+        variant = variant_of(spec, params)
+        if variant is not None and not variant_allowed(capabilities, spec, variant):
+            return variant.gate.path
+    if isinstance(params, Mapping) and params.get("task") is not None and may_answer_with_task(spec):
+        path = task_path(spec.method)
+        if not has_capability(capabilities, path):
+            return path
+    return None
 
 
 class Deadline:
@@ -351,6 +410,13 @@ class Session:
     side: str = ""
     peer_side: str = ""
     handles_tasks = False
+    #: The store that runs task-augmented requests (``tasks=True``) and the built-ins that
+    #: answer ``tasks/*`` from it (``tasks.TaskBuiltins``); None without tasks.
+    task_store: Any = None
+    task_builtins: Any = None
+    #: Whether this side can run some request it receives as a task (set by
+    #: :meth:`derive_capabilities`); the ``tasks/*`` built-ins exist only then.
+    runs_tasks = False
 
     def __init__(
         self,
@@ -372,7 +438,7 @@ class Session:
         self._handler_base: type | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.own_package: ProtocolPackage | None = None
-        self._routes: dict[str, tuple[Any, tuple[Any, Any, Callable[..., Any], bool, bool]]] = {}
+        self._routes: dict[str, tuple[Any, tuple[Any, Any, Any, bool, bool]]] = {}
         self.deadlines = Deadlines()
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
@@ -398,22 +464,40 @@ class Session:
         return method  # type: ignore[no-any-return]
 
     def handler(self, name: str) -> Callable[..., Any] | None:
-        """The built-in for ``name`` if the runtime owns it, else the user's override."""
+        """The built-in for ``name`` if the runtime owns it, else the user's override.
+        The runtime owns ``tasks/*`` when this side runs tasks (:attr:`runs_tasks`)."""
+        if self.runs_tasks:
+            builtin = getattr(self.task_builtins, name, None)
+            if builtin is not None:
+                return builtin  # type: ignore[no-any-return]
         builtin = getattr(self.builtins, name, None)
         return builtin if builtin is not None else self._user_handler(name)
+
+    def _handles(self, spec: Any) -> bool:
+        """Whether this side has a handler for a request: its own, or a variant's."""
+        return self.handler(spec.handler_name) is not None or any(
+            self.handler(variant.handler_name) for variant in spec.variants if not variant.default
+        )
 
     def derive_capabilities(self, package: ProtocolPackage, list_changed: Iterable[str]) -> None:
         """Declare exactly what this side's handlers (and the built-ins) can serve."""
         capabilities: dict[str, Any] = {}
         model = getattr(package.models, f"{self.side.capitalize()}Capabilities", None)
-        for spec in package.dispatch.REQUESTS.values():
-            if self._receives(spec.direction) and self.handler(spec.handler_name):
-                for gate in spec.gates:
-                    if gate.side == self.side:
-                        declare(capabilities, gate.path, model)
-                if self.handles_tasks and may_answer_with_task(spec):
-                    # tasks.requests.<a>.<b>: method a/b may be run as a task
-                    declare(capabilities, ("tasks", "requests", *spec.method.split("/")), model)
+        received = [s for s in package.dispatch.REQUESTS.values() if self._receives(s.direction)]
+        self.runs_tasks = False  # (the tasks/* built-ins must not count as handlers here)
+        augmentable = {
+            spec.method for spec in received if may_answer_with_task(spec) and self._handles(spec)
+        }
+        self.runs_tasks = bool(self.handles_tasks and self.task_builtins and augmentable)
+        for spec in received:
+            if not self._handles(spec):
+                continue
+            for gate in spec.gates:
+                if gate.side == self.side:
+                    declare(capabilities, gate.path, model)
+            self._declare_variants(capabilities, spec, model)
+            if self.runs_tasks and spec.method in augmentable:
+                declare(capabilities, task_path(spec.method), model)
         for spec in package.dispatch.NOTIFICATIONS.values():
             for gate in spec.gates:
                 if gate.side == self.side and gate.path[0] in capabilities:
@@ -421,6 +505,19 @@ class Session:
                     if flag == "listChanged" and gate.path[0] in set(list_changed):
                         declare(capabilities, gate.path, model)
         self.own_capabilities = capabilities
+
+    def _declare_variants(self, capabilities: dict[str, Any], spec: Any, model: Any) -> None:
+        """Declare the variants this side has handlers for (``elicitation.url`` for
+        ``elicit_url``). The default one is implied by the bare capability, so it is named
+        only beside another (``{"form": {}, "url": {}}``; ``elicit`` alone stays ``{}``)."""
+        handled = [
+            variant
+            for variant in spec.variants
+            if variant.gate.side == self.side and self.handler(variant.handler_name)
+        ]
+        if any(not variant.default for variant in handled):
+            for variant in handled:
+                declare(capabilities, variant.gate.path, model)
 
     # -- incoming ------------------------------------------------------------------------
 
@@ -435,24 +532,25 @@ class Session:
 
     def request_spec(self, method: str) -> RequestSpec[Any]:
         if self.package is None:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         spec = self.package.dispatch.REQUESTS.get(method)
         if spec is None or not self._receives(spec.direction):
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         return spec  # type: ignore[no-any-return]
 
-    def route(self, method: str) -> tuple[Any, Any, Callable[..., Any], bool, bool]:
+    def route(self, method: str) -> tuple[Any, Any, Any, bool, bool]:
         """(the negotiated spec, the user's spec, the handler, whether its result goes out
         as is, whether the handler is the user's rather than the runtime's) of an incoming
-        request, looked up once per method and negotiated revision; -32601 if there is none."""
+        request, looked up once per method and negotiated revision; -32601 if there is none.
+        The handler is None for a method only a variant's handler answers (``elicit_url``)."""
         found = self._routes.get(method)
         if found is not None and found[0] is self.package:
             return found[1]
         negotiated = self.request_spec(method)
         spec = self.own_spec(negotiated, "request")
         handler = self.handler(spec.handler_name)
-        if handler is None:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if handler is None and not self._handles(spec):
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {clip(method)}")
         users = getattr(self.builtins, spec.handler_name, None) is None
         route = (negotiated, spec, handler, spec is negotiated or self._widening, users)
         self._routes[method] = (self.package, route)
@@ -466,6 +564,8 @@ class Session:
             raise RpcError(
                 INVALID_PARAMS, f"Invalid params for {method}: {describe(error)}"
             ) from None
+        if negotiated.variants:
+            handler = self._variant_handler(negotiated, spec, params, handler)
         context = self.context(request_id, params)
         meta = context.meta
         if meta:
@@ -486,6 +586,29 @@ class Session:
         if as_is:  # the negotiated revision's own model, or an older one a newer peer reads
             return result
         return self.sieved(negotiated, result)
+
+    def _variant_handler(self, negotiated: Any, spec: Any, params: Any, handler: Any) -> Any:
+        """The handler of the variant these params are (``elicit_url`` for ``mode: "url"``);
+        -32602 for a variant this side did not declare (it has no handler for it)."""
+        variant = variant_of(negotiated, params)
+        if variant is None or variant.gate.side != self.side:
+            return handler
+        if variant_allowed(self.own_capabilities, negotiated, variant):
+            own = next((v for v in spec.variants if v.value == variant.value), variant)
+            found = handler if own.default else self.handler(own.handler_name)
+            if found is not None:
+                return found
+        taken = [
+            repr(v.value)
+            for v in negotiated.variants
+            if variant_allowed(self.own_capabilities, negotiated, v)
+        ]
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params for {negotiated.method}: {variant.field} {variant.value!r} needs "
+            f"the capability {'.'.join(variant.gate.path)}, which this {self.side} did not "
+            f"declare; it takes {variant.field} {' or '.join(taken) or 'none'}",
+        )
 
     def _check_plain_result(self, spec: Any, method: str, result: dict[str, Any]) -> None:
         """A handler's plain-data result must be what its revision defines; if it is not,
@@ -541,7 +664,7 @@ class Session:
             return
         spec = self.package.dispatch.NOTIFICATIONS.get(method)
         if spec is None or not self._receives(spec.direction):
-            logger.debug("ignored notification %s", method)
+            logger.debug("ignored notification %s", clip(method))
             return
         spec = self.own_spec(spec, "notification")
         try:
@@ -555,24 +678,26 @@ class Session:
             await builtin(typed, self.context(None, params))
         user = self._user_handler(name)
         if user is not None:
-            self.spawn(user(typed, self.context(None, params)), eager=True)
+            self.spawn(user(typed, self.context(None, params)), method, eager=True)
 
-    def spawn(self, awaitable: Any, *, eager: bool = False) -> None:
-        """Run a user notification handler without blocking the reader. ``eager``: in a
-        task started at once (:func:`~.jsonrpc.start_eagerly`), so the handler has run up to
-        its first suspension before a later message (the response to a request) is
-        handled, on every transport."""
+    def spawn(self, awaitable: Any, method: str = "a notification", *, eager: bool = False) -> None:
+        """Run a user notification handler (of ``method``) without blocking the reader.
+        ``eager``: in a task started at once (:func:`~.jsonrpc.start_eagerly`), so the
+        handler has run up to its first suspension before a later message (the response to
+        a request) is handled, on every transport."""
         if eager:
             task = start_eagerly(awaitable, self._background.add)
         else:
             task = asyncio.ensure_future(awaitable)
             self._background.add(task)
-        task.add_done_callback(self._finished)
+        task.add_done_callback(lambda done: self._finished(done, method))
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
+    def _finished(self, task: asyncio.Task[Any], method: str) -> None:
         self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("notification handler failed", exc_info=task.exception())
+        if not task.cancelled():
+            error = task.exception()
+            if isinstance(error, Exception):
+                handler_failed(method, None, error)
 
     # -- outgoing (the Sender the generated proxies call) ---------------------------------
 
@@ -597,6 +722,16 @@ class Session:
                     f"{'.'.join(gate.path)}"
                 )
 
+    def _check_params_gates(self, spec: Any, params: Any) -> None:
+        """What these params need of the peer beyond the method's gates (a variant such as
+        URL-mode elicitation, task augmentation) must be declared; else CapabilityError."""
+        missing = unmet_capability(spec, params, self.peer_capabilities)
+        if missing is not None:
+            raise CapabilityError(
+                f"cannot send {spec.method} with these params: the {self.peer_side} did not "
+                f"declare the capability {'.'.join(missing)}"
+            )
+
     def _negotiated(self, method: str, kind: str) -> Any:
         if self.package is None or self.engine is None:
             raise CapabilityError(f"cannot send {method}: the session is not initialized")
@@ -614,6 +749,8 @@ class Session:
         negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
         wire = plain(params) if params and holds_models(params) else params
+        if wire and (negotiated.variants or "task" in wire):
+            self._check_params_gates(negotiated, wire)
         negotiated.validate_params(wire)  # refuse bad params here; send them as given
         assert self.engine is not None
         request_id = self.engine.new_request_id()
@@ -667,6 +804,34 @@ class Session:
         negotiated.validate_params(wire)
         assert self.engine is not None
         await self.engine.notify(spec.method, wire)
+
+    # -- tasks (2025-11-25) -------------------------------------------------------------
+
+    def start_task(
+        self, method: str, params: Any, work: Callable[[], Any]
+    ) -> dict[str, Any] | None:
+        """Run a task-augmented request (``params.task``) in the background when this side
+        declared that it runs ``method`` as a task: its answer is the ``CreateTaskResult``.
+        None: serve it normally (a receiver that did not declare it ignores ``task``)."""
+        if (
+            self.task_store is None
+            or params.get("task") is None
+            or not has_capability(self.own_capabilities, task_path(method))
+        ):
+            return None
+        negotiated, spec, handler, _, _ = self.route(method)  # -32601 before a task is made
+        if negotiated.variants:  # and -32602 for a variant this side did not declare
+            self._variant_handler(negotiated, spec, params, handler)
+        task = params["task"] if isinstance(params["task"], dict) else {}
+        ttl = task.get("ttl") if isinstance(task.get("ttl"), int) else None
+        record = self.task_store.start(method, ttl, work)
+        return {"task": record.wire()}
+
+    async def task_status(self, task: dict[str, Any]) -> None:
+        """Tell the peer a task of ours changed (``notifications/tasks/status``)."""
+        package = self.package
+        if self.engine is not None and package and TASK_STATUS in package.dispatch.NOTIFICATIONS:
+            await self.engine.notify(TASK_STATUS, task)
 
     # -- context hooks -------------------------------------------------------------------
 

@@ -43,6 +43,24 @@ class Gate:
     path: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One form of a request's params, told apart by a constant field, that the receiver
+    declares on its own: ``elicitation/create`` with ``mode: "url"`` needs the client's
+    ``elicitation.url`` and is answered by the handler ``elicit_url``.
+
+    ``default``: the form params take when ``field`` is absent; it is answered by the
+    method's own handler (``elicit``), and a receiver that declared the method's capability
+    but none of its variants takes it (an empty ``elicitation`` object means form mode).
+    """
+
+    field: str
+    value: str
+    gate: Gate
+    handler_name: str
+    default: bool = False
+
+
 def validator_of(model: Any) -> Callable[[Any], Any]:
     """``Model.model_validate`` (wire names only), or a TypeAdapter's for union aliases.
 
@@ -95,7 +113,8 @@ class RequestSpec(Generic[ResultT]):
     """One request method: its params and result types, handler name and gates.
 
     ``embedded`` marks requests that are not sent as JSON-RPC requests but carried inside
-    an input-required result (stateless era).
+    an input-required result (stateless era). ``variants``: the forms of its params that
+    need capabilities of their own (see :class:`Variant`); empty for most methods.
     """
 
     method: str
@@ -107,6 +126,7 @@ class RequestSpec(Generic[ResultT]):
     handler_name: str
     gates: tuple[Gate, ...]
     embedded: bool = False
+    variants: tuple[Variant, ...] = ()
     _lazy: _Lazy = field(default_factory=_Lazy, repr=False, compare=False)
 
     @property

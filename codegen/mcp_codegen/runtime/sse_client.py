@@ -67,7 +67,7 @@ class SseFallbackDisabled(HttpError):
 def is_modern_error(body: bytes) -> bool:
     """Whether an HTTP error body is a JSON-RPC error of the stateless era (a modern server)."""
     try:
-        message = from_json(body)
+        message = from_json(body, allow_inf_nan=False)
     except ValueError:
         return False
     error = message.get("error") if isinstance(message, dict) else None

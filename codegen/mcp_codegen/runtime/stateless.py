@@ -66,6 +66,7 @@ from .session import (
     declare,
     describe,
     has_capability,
+    unmet_capability,
     json_data,
     package_of,
     plain,
@@ -427,12 +428,9 @@ class InputSender:
         for gate in spec.gates:
             if gate.side == "client" and not has_capability(capabilities, gate.path):
                 declare(required, gate.path)
-        if method == "elicitation/create" and "elicitation" in capabilities:
-            mode = params.get("mode", "form")
-            modes = capabilities.get("elicitation") or {}
-            # an empty elicitation object means form mode only
-            if isinstance(modes, dict) and (modes or mode != "form") and mode not in modes:
-                declare(required, ("elicitation", str(mode)))
+        missing = None if required else unmet_capability(spec, params, capabilities)
+        if missing is not None:  # a form of the params the client did not declare (URL mode)
+            declare(required, missing)
         if method == "sampling/createMessage" and params.get("tools") and not has_capability(
             capabilities, ("sampling", "tools")
         ):

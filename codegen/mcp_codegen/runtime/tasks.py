@@ -1,9 +1,12 @@
 """Task-augmented requests (2025-11-25): long work runs in the background behind a task id.
 
-A request whose params carry ``task`` (and whose method may answer ``CreateTaskResult``)
-starts its handler as a background task and is answered at once with the task; the client
-polls ``tasks/get``, fetches the outcome with ``tasks/result``, may ``tasks/cancel``, and
-receives ``notifications/tasks/status`` on each change.
+A request whose params carry ``task`` (and whose method the receiver declared it runs as a
+task) starts its handler as a background task and is answered at once with the task; the
+requestor polls ``tasks/get``, fetches the outcome with ``tasks/result``, may
+``tasks/cancel``, and receives ``notifications/tasks/status`` on each change. Either side
+may be the receiver: a server with ``tasks=True`` runs ``tools/call`` as tasks, a client
+with ``tasks=True`` runs ``sampling/createMessage`` and ``elicitation/create``; both use one
+:class:`TaskStore` and :class:`TaskBuiltins` per session.
 """
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError, handler_failed, quoted
+from .session import to_wire
+from .stubs import RequestContext
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_TTL_MS = 10 * 60 * 1000
+#: The most tasks one session keeps (finished ones are dropped first, oldest first).
+MAX_TASKS = 1000
 POLL_INTERVAL_MS = 500
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 
@@ -61,17 +68,23 @@ class TaskRecord:
 
 
 class TaskStore:
-    """The tasks of one server session, kept until their ttl runs out."""
+    """The tasks of one session, kept until their ttl runs out; at most ``max_tasks`` at
+    once (a finished task makes room for a new one before its ttl ends)."""
 
-    def __init__(self, notify: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+    def __init__(
+        self, notify: Callable[[dict[str, Any]], Awaitable[None]], max_tasks: int = MAX_TASKS
+    ) -> None:
         self.records: dict[str, TaskRecord] = {}
         self.notify = notify
+        self.max_tasks = max_tasks
 
     def start(
         self, method: str, ttl_ms: int | None, work: Callable[[], Awaitable[Any]]
     ) -> TaskRecord:
         """Run ``work`` in the background as a new task."""
         self._expire()
+        if len(self.records) >= self.max_tasks:
+            self._make_room()
         record = TaskRecord(secrets.token_urlsafe(16), method, ttl_ms or DEFAULT_TTL_MS)
         self.records[record.task_id] = record
         record.runner = asyncio.ensure_future(self._run(record, work))
@@ -86,9 +99,9 @@ class TaskStore:
         except RpcError as error:
             record.error = error
             await self._finish(record, "failed", error.message)
-        except Exception:
-            record.error = RpcError(INTERNAL_ERROR, "Internal error")
-            await self._finish(record, "failed", "Internal error")
+        except Exception as error:  # logged as an engine logs a failing handler
+            record.error = handler_failed(f"{record.method} (task {record.task_id})", None, error)
+            await self._finish(record, "failed", record.error.message)
 
     async def _finish(self, record: TaskRecord, status: str, message: str | None = None) -> None:
         if record.status in TERMINAL:
@@ -102,7 +115,7 @@ class TaskStore:
         self._expire()
         record = self.records.get(task_id)
         if record is None:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown task {task_id!r}")
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown task {quoted(task_id)}")
         return record
 
     async def cancel(self, task_id: str) -> TaskRecord:
@@ -126,6 +139,19 @@ class TaskStore:
             raise RpcError(INVALID_PARAMS, f"Invalid params: task {task_id!r} was cancelled")
         return record.result
 
+    def _make_room(self) -> None:
+        """Drop the oldest finished tasks until one more fits; refuse if all are working."""
+        finished = [r for r in self.records.values() if r.status in TERMINAL]
+        finished.sort(key=lambda record: record.created)
+        for record in finished[: len(self.records) - self.max_tasks + 1]:
+            del self.records[record.task_id]
+        if len(self.records) >= self.max_tasks:
+            raise RpcError(
+                INVALID_REQUEST,
+                f"Invalid Request: too many tasks are working ({self.max_tasks}); wait for "
+                "some to finish, or cancel them with tasks/cancel",
+            )
+
     def _expire(self) -> None:
         now = time.monotonic()
         for task_id, record in list(self.records.items()):
@@ -136,3 +162,26 @@ class TaskStore:
         for record in self.records.values():
             if record.runner is not None and not record.runner.done():
                 record.runner.cancel()
+
+
+class TaskBuiltins:
+    """``tasks/get``, ``tasks/result``, ``tasks/list``, ``tasks/cancel`` over a session's
+    task store: the runtime answers them on the side that runs tasks (``tasks=True``)."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+
+    async def get_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return self.store.get(params.task_id).wire()
+
+    async def get_task_payload(self, params: Any, ctx: RequestContext[Any]) -> Any:
+        result = to_wire(await self.store.outcome(params.task_id))
+        meta = dict(result.get("_meta") or {})
+        meta[RELATED_TASK_KEY] = {"taskId": params.task_id}
+        return {**result, "_meta": meta}
+
+    async def list_tasks(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return {"tasks": [record.wire() for record in self.store.records.values()]}
+
+    async def cancel_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        return (await self.store.cancel(params.task_id)).wire()

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .jsonrpc import ECHO_LIMIT, clip
+
 Validator = Any
 
 
@@ -31,10 +33,22 @@ def compile_schema(schema: Mapping[str, Any]) -> Validator:
 def problems(validator: Validator, instance: Any, limit: int = 5) -> list[str]:
     """Readable validation errors (JSON pointer: message), at most ``limit``."""
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
-    return [
-        f"{'/' + '/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+    return [  # jsonschema quotes the whole value in its message: the peer's, so clipped
+        f"{'/' + '/'.join(clip(str(p)) for p in error.absolute_path) or '(root)'}: "
+        f"{_clipped(error)}"
         for error in errors[:limit]
     ]
+
+
+def _clipped(error: Any) -> str:
+    """A jsonschema error's message with the instance it quotes cut to a few characters."""
+    message = str(error.message)
+    if len(message) <= 2 * ECHO_LIMIT:
+        return message
+    shown = repr(error.instance)
+    if shown in message:
+        message = message.replace(shown, clip(shown))
+    return clip(message, 4 * ECHO_LIMIT)
 
 
 # JSON Schema primitive type -> (Python types, whether bool is excluded: it is an int)

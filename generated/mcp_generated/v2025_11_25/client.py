@@ -452,6 +452,14 @@ class ClientHandlers(Handlers):
         """A request from the server to elicit additional information from the user via the client."""
         raise MethodNotFound(ELICIT.method)
 
+    async def elicit_url(
+        self,
+        params: models.ElicitRequestURLParams,
+        ctx: RequestContext[Client],
+    ) -> models.ElicitResult | models.CreateTaskResult:
+        """Answer ``elicitation/create`` with ``mode: "url"``. Implementing this hook declares the capability ``elicitation.url``; a peer that sends this form to a receiver without it is refused (-32602). Other requests (``mode`` absent or ``"form"``) go to ``elicit``."""
+        raise MethodNotFound(ELICIT.method)
+
     async def ping(
         self,
         params: models.RequestParams | None,

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcp_codegen.runtime.spec import Direction, Gate, NotificationSpec, RequestSpec
+from mcp_codegen.runtime.spec import (
+    Direction,
+    Gate,
+    NotificationSpec,
+    RequestSpec,
+    Variant,
+)
 
 from . import models as m
 
@@ -39,6 +45,34 @@ ELICIT: Final[RequestSpec[m.ElicitResult]] = RequestSpec(
     handler_name="elicit",
     gates=(Gate("client", ("elicitation",)),),
     embedded=False,
+    variants=(
+        Variant(
+            "mode",
+            "form",
+            Gate(
+                "client",
+                (
+                    "elicitation",
+                    "form",
+                ),
+            ),
+            "elicit",
+            default=True,
+        ),
+        Variant(
+            "mode",
+            "url",
+            Gate(
+                "client",
+                (
+                    "elicitation",
+                    "url",
+                ),
+            ),
+            "elicit_url",
+            default=False,
+        ),
+    ),
 )
 """A request from the server to elicit additional information from the user via the client."""
 
