@@ -33,6 +33,8 @@ from test_http_server import (
     raw,
     rpc,
 )
+from test_http_server import initialize as http_initialize
+from test_http_server import send as http_send
 from test_jsonrpc import Pipe
 from test_legacy_sse import initialized, message, post, serving
 from test_stdio import PROBE
@@ -582,6 +584,40 @@ async def test_a_header_echoed_by_the_http_server_is_bounded() -> None:
         status, reply = await post_raw(server.port, body, headers)
     assert status == 400
     assert len(reply["error"]["message"]) < REPLY_BOUND
+
+
+LONG = "h" * 5000
+
+
+@pytest.mark.parametrize(
+    ("era", "headers", "meta"),
+    [
+        ("handshake", {"host": LONG}, None),
+        ("handshake", {"origin": "http://" + LONG}, None),
+        ("handshake", {"mcp-protocol-version": LONG}, None),
+        ("stateless", {"mcp-protocol-version": MODERN, "mcp-method": LONG}, None),
+        ("stateless", {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"},
+         {"io.modelcontextprotocol/logLevel": LONG}),
+        ("stateless", {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"},
+         {"io.modelcontextprotocol/protocolVersion": LONG}),
+    ],
+    ids=["host", "origin", "version-header", "method-header", "log-level", "meta-version"],
+)
+async def test_each_value_the_http_server_echoes_is_quoted_in_part(
+    era: str, headers: dict[str, str], meta: dict[str, Any] | None
+) -> None:
+    """Each peer value an HTTP error quotes is clipped where it is quoted (ECHO_LIMIT), not
+    only by the 2 KB backstop of the whole message."""
+    app = make_app()
+    if era == "handshake":
+        session = await http_initialize(app)
+        reply = await http_send(app, body=rpc(1, "tools/list"), session=session, version=HANDSHAKE, headers=headers)
+    else:
+        params = {"_meta": {**modern_meta(), **(meta or {})}}
+        reply = await http_send(app, body=rpc(1, "tools/list", params), headers=headers)
+    assert reply.status is not None and reply.status >= 400
+    message = reply.json()["error"]["message"]
+    assert "more characters" in message and len(message) < 2 * QUOTE_BOUND + 200, message
 
 
 def capability_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:

@@ -33,6 +33,7 @@ from .jsonrpc import (
     RpcError,
     is_request_id,
     parse_error,
+    quoted,
 )
 from .asgi import (
     SSE_HEADERS,
@@ -452,17 +453,17 @@ class HttpApp:
         hostname = urlsplit(f"//{host}").hostname or ""
         if self.allowed_hosts is not None:
             if host not in self.allowed_hosts and hostname not in self.allowed_hosts:
-                return f"Forbidden: host {host!r} is not allowed"
+                return f"Forbidden: host {quoted(host)} is not allowed"
         elif hostname not in LOOPBACK_HOSTS and f"[{hostname}]" not in LOOPBACK_HOSTS:
-            return f"Forbidden: host {host!r} is not allowed (loopback only by default)"
+            return f"Forbidden: host {quoted(host)} is not allowed (loopback only by default)"
         origin = headers.get("origin")
         if origin is None:
             return None
         if self.allowed_origins is not None:
-            return None if origin in self.allowed_origins else f"Forbidden: origin {origin!r}"
+            return None if origin in self.allowed_origins else f"Forbidden: origin {quoted(origin)}"
         origin_host = urlsplit(origin).hostname or ""
         if origin_host not in LOOPBACK_HOSTS and f"[{origin_host}]" not in LOOPBACK_HOSTS:
-            return f"Forbidden: origin {origin!r} is not allowed"
+            return f"Forbidden: origin {quoted(origin)} is not allowed"
         return None
 
     async def _authenticated(self, scope: Scope, headers: dict[str, str], send: Send) -> Any:
@@ -525,8 +526,8 @@ class HttpApp:
         if version is None or version == negotiated:
             return None
         if version not in session.server.supported_versions:
-            return f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
-        return f"Bad Request: MCP-Protocol-Version {version!r} differs from the negotiated {negotiated!r}"
+            return f"Bad Request: unsupported MCP-Protocol-Version {quoted(version)}"
+        return f"Bad Request: MCP-Protocol-Version {quoted(version)} differs from the negotiated {quoted(negotiated)}"
 
     async def _open(
         self, headers: dict[str, str], principal: Any, send: Send

@@ -36,6 +36,7 @@ from .jsonrpc import (
     encode_error,
     encoded_answer,
     is_request_id,
+    quoted,
 )
 from .modern import (
     modern_meta,
@@ -160,11 +161,11 @@ class ModernEndpoint:
         body_version = meta[PROTOCOL_VERSION_KEY]
         if version_header != body_version:
             raise _mismatch(
-                f"MCP-Protocol-Version {version_header!r} differs from "
-                f"_meta[{PROTOCOL_VERSION_KEY!r}] {body_version!r}"
+                f"MCP-Protocol-Version {quoted(version_header)} differs from "
+                f"_meta[{PROTOCOL_VERSION_KEY!r}] {quoted(body_version)}"
             )
         if method_header != method:
-            raise _mismatch(f"Mcp-Method {method_header!r} differs from the body's method {method!r}")
+            raise _mismatch(f"Mcp-Method {quoted(method_header)} differs from the body's method {quoted(method)}")
         if name_key is not None:
             assert name_header is not None
             try:
@@ -172,7 +173,7 @@ class ModernEndpoint:
             except HeaderValueError as exc:
                 raise _mismatch(f"Mcp-Name {exc}") from None
             if name != params.get(name_key):
-                raise _mismatch(f"Mcp-Name {name!r} differs from params.{name_key}")
+                raise _mismatch(f"Mcp-Name {quoted(name)} differs from params.{name_key}")
         server.check_version(meta)
         server.request_spec(method)
         if method == "tools/call":
@@ -207,13 +208,13 @@ class ModernEndpoint:
             if value is None:
                 continue  # not expected when the value is null or absent
             if raw is None:
-                raise _mismatch(f"missing header Mcp-Param-{header_name} for argument {prop!r}")
+                raise _mismatch(f"missing header Mcp-Param-{header_name} for argument {quoted(prop)}")
             try:
                 decoded = decode_header_value(raw)
             except HeaderValueError as exc:
                 raise _mismatch(f"Mcp-Param-{header_name} {exc}") from None
             if not _same(decoded, value):
-                raise _mismatch(f"Mcp-Param-{header_name} {decoded!r} differs from argument {prop!r}")
+                raise _mismatch(f"Mcp-Param-{header_name} {quoted(decoded)} differs from argument {quoted(prop)}")
 
     # -- replies ----------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError
+from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestId, RpcError, quoted
 from .modern import (
     modern_meta,
     ACKNOWLEDGED,
@@ -407,7 +407,7 @@ class InputSender:
         scope.calls += 1
         key = _input_key.get() or f"{INPUT_KIND[method]}-{scope.calls}"
         if key in scope.used:
-            raise CapabilityError(f"input key {key!r} is used twice in one request")
+            raise CapabilityError(f"input key {quoted(key)} is used twice in one request")
         scope.used.add(key)
         if key in scope.answers:
             try:
@@ -415,7 +415,7 @@ class InputSender:
             except ValidationError as error:
                 raise RpcError(
                     INVALID_PARAMS,
-                    f"Invalid params: inputResponses[{key!r}] is not a valid answer to "
+                    f"Invalid params: inputResponses[{quoted(key)}] is not a valid answer to "
                     f"{method}: {describe(error)}",
                 ) from None
         scope.asked[key] = {"method": method, "params": wire}
@@ -583,10 +583,10 @@ class StatelessServer(ServerSession):
         for key, kind in ((PROTOCOL_VERSION_KEY, str), (CLIENT_CAPABILITIES_KEY, dict)):
             if not isinstance(meta.get(key), kind):
                 what = "is missing" if key not in meta else f"must be {'a string' if kind is str else 'an object'}"
-                raise RpcError(INVALID_PARAMS, f"Invalid params: _meta[{key!r}] {what}")
+                raise RpcError(INVALID_PARAMS, f"Invalid params: _meta[{quoted(key)}] {what}")
         level = meta.get(LOG_LEVEL_KEY)
         if level is not None and level not in self.package.log_levels():  # type: ignore[union-attr]
-            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown log level {quoted(level)}")
         return meta
 
     def check_version(self, meta: Mapping[str, Any]) -> None:
@@ -594,7 +594,7 @@ class StatelessServer(ServerSession):
         if requested not in self._versions:
             raise RpcError(
                 UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version {requested!r}; this server supports "
+                f"Unsupported protocol version {quoted(requested)}; this server supports "
                 f"{', '.join(self.supported_versions)}",
                 {"supported": self.supported_versions, "requested": requested},
             )
