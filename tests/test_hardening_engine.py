@@ -33,6 +33,7 @@ from test_http_server import (
     raw,
     rpc,
 )
+from test_http_server import EXCHANGES
 from test_http_server import initialize as http_initialize
 from test_http_server import send as http_send
 from test_jsonrpc import Pipe
@@ -609,12 +610,15 @@ async def test_each_value_the_http_server_echoes_is_quoted_in_part(
     """Each peer value an HTTP error quotes is clipped where it is quoted (ECHO_LIMIT), not
     only by the 2 KB backstop of the whole message."""
     app = make_app()
-    if era == "handshake":
-        session = await http_initialize(app)
-        reply = await http_send(app, body=rpc(1, "tools/list"), session=session, version=HANDSHAKE, headers=headers)
-    else:
-        params = {"_meta": {**modern_meta(), **(meta or {})}}
-        reply = await http_send(app, body=rpc(1, "tools/list", params), headers=headers)
+    try:
+        if era == "handshake":
+            session = await http_initialize(app)
+            reply = await http_send(app, body=rpc(1, "tools/list"), session=session, version=HANDSHAKE, headers=headers)
+        else:
+            params = {"_meta": {**modern_meta(), **(meta or {})}}
+            reply = await http_send(app, body=rpc(1, "tools/list", params), headers=headers)
+    finally:
+        EXCHANGES.clear()  # all finished; that module's fixture would wait on them in its loop
     assert reply.status is not None and reply.status >= 400
     message = reply.json()["error"]["message"]
     assert "more characters" in message and len(message) < 2 * QUOTE_BOUND + 200, message
