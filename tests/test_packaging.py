@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -31,10 +32,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runtime_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The runtime's wheel, built from a copy of ``runtime/`` and the ``generated/`` it
+    ships (so no stale ``build/`` folder in the checkout can slip into it)."""
     out = tmp_path_factory.mktemp("runtime-wheel")
+    source = tmp_path_factory.mktemp("runtime-source")
+    ignore = shutil.ignore_patterns("*.egg-info", "build", "__pycache__")
+    shutil.copytree(REPO_ROOT / "runtime", source / "runtime", ignore=ignore)
+    shutil.copytree(REPO_ROOT / "generated", source / "generated", ignore=ignore)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
-         str(REPO_ROOT / "runtime")],
+         str(source / "runtime")],
         check=True,
         capture_output=True,
     )
