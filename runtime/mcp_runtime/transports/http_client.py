@@ -262,7 +262,7 @@ class HttpClientTransport:
                 raise AuthRequired(
                     response.status, body, response.headers.get("www-authenticate", "")
                 )
-            raise HttpError(response.status, body)
+            raise HttpError(response.status, body, self.http.url)
         if not self.session_id and not self.modern and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if content_type.startswith("text/event-stream"):

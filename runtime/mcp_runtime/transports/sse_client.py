@@ -72,7 +72,7 @@ class SseClientTransport:
             body = await asyncio.wait_for(response.read(), timeout)
             if response.status in (401, 403):
                 raise AuthRequired(response.status, body, response.headers.get("www-authenticate", ""))
-            raise HttpError(response.status, body)
+            raise HttpError(response.status, body, self.url)
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             raise SseHandshakeError(
                 f"GET {self.url} answered {response.headers.get('content-type')!r}, not an SSE "
