@@ -164,15 +164,15 @@ def sdk_connection(client: Any, *, checked: bool) -> Connection:
 async def ours_in_memory(
     connector: str, protocol: Any, *, script: Path = OURS_SERVER
 ) -> AsyncIterator[Any]:
-    """Our client and a peer's handlers in this process, joined by ``memory.<connector>``:
+    """Our client and a peer's handlers in this process, joined by ``mcp_runtime.connecting.<connector>``:
     ``connect_direct`` (no transport, no JSON-RPC: a request is a call of the server's
     dispatcher) or ``connect_memory`` (JSON-RPC bytes between two engines); yields the
     client."""
-    from mcp_codegen.runtime import memory
+    from mcp_runtime import connecting as launchers
 
     peer = load_peer(script)
     server_info = {"name": peer.NAME, "version": peer.VERSION}
-    connect = getattr(memory, connector)
+    connect = getattr(launchers, connector)
     async with connect(
         peer.Echo(), protocol=protocol, server_options={"server_info": server_info}
     ) as client:

@@ -1,4 +1,4 @@
-"""The host (``mcp_codegen.runtime.host``) beside the official SDK's ``ClientSessionGroup``
+"""The host (``mcp_runtime.host``) beside the official SDK's ``ClientSessionGroup``
 (mcp 2.3.0), in one run, on the same stdio server program (``peers/ours_server.py``):
 
 * start-up of 10 stdio servers, against the start-up of one (goal: at most 1.5x);
@@ -70,7 +70,7 @@ CHILD_CPU: list[float] = []  # the servers' CPU seconds per host start-up (from 
 async def host_startup(count: int) -> float:
     import resource
 
-    from mcp_codegen.runtime.host import Host
+    from mcp_runtime.host import Host
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
@@ -126,7 +126,7 @@ async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
     from mcp.client.session_group import ClientSessionGroup
     from mcp.client.stdio import StdioServerParameters
 
-    from mcp_codegen.runtime.host import Host
+    from mcp_runtime.host import Host
 
     async with Host({"s": entry()}) as host:
         client = host.server("s").client
@@ -176,12 +176,12 @@ async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
 
 
 async def gateway_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
-    from mcp_codegen.runtime.client import connect_stdio
+    from mcp_runtime.connecting import connect_stdio
 
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "mcp.json"
         config.write_text(json.dumps({"mcpServers": {"s": entry()}}))
-        gateway = [sys.executable, "-m", "mcp_codegen.runtime.host.cli", "serve", "--config", str(config), "--stdio"]
+        gateway = [sys.executable, "-m", "mcp_runtime.host.cli", "serve", "--config", str(config), "--stdio"]
         async with (
             connect_stdio([sys.executable, str(SERVER), "stdio"]) as server,
             connect_stdio(gateway) as through,

@@ -6,7 +6,7 @@ Run from the repository root::
 
 Every measurement uses the same tool, ``echo`` (one string argument, one text block back),
 served by two equivalent minimal servers in ``benchmarks/peers/``: ``ours_server.py``
-(a generated ``ServerHandlers`` subclass on ``mcp_codegen.runtime``) and ``sdk_server.py``
+(a generated ``ServerHandlers`` subclass on ``mcp_runtime``) and ``sdk_server.py``
 (the low-level ``mcp.server.lowlevel.Server`` of ``mcp==2.3.0``). It measures:
 
 1. stdio: sequential ``tools/call`` round trips per second, each client spawning its server
@@ -103,7 +103,7 @@ def ours_protocol() -> ModuleType:
 
 @contextlib.asynccontextmanager
 async def ours_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
-    from mcp_codegen.runtime.client import connect_stdio
+    from mcp_runtime.connecting import connect_stdio
 
     async with connect_stdio(command, protocol=ours_protocol(), env=common.child_env()) as client:
         yield common.ours_connection(client, checked=False)
@@ -125,7 +125,7 @@ async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
 
 @contextlib.asynccontextmanager
 async def ours_http(url: str) -> AsyncIterator[common.Connection]:
-    from mcp_codegen.runtime.client import connect_http
+    from mcp_runtime.connecting import connect_http
 
     async with connect_http(url, protocol=ours_protocol()) as client:
         yield common.ours_connection(client, checked=False)
@@ -147,7 +147,7 @@ async def sdk_http(url: str) -> AsyncIterator[common.Connection]:
 @contextlib.asynccontextmanager
 async def ours_inprocess() -> AsyncIterator[common.Connection]:
     """Our ``ServerSession`` + ``Engine`` and our ``ClientSession`` + ``Engine`` in this
-    process, joined by the runtime's ``memory.connect_memory`` (framed bytes handed straight
+    process, joined by the runtime's ``connect_memory`` (framed bytes handed straight
     to the other engine): the whole per-call path of both sides (JSON encode/decode, envelope
     checks, params and result validation, tool-argument validation, handler dispatch, a task
     per request, started eagerly) minus only the OS transport."""
@@ -157,7 +157,7 @@ async def ours_inprocess() -> AsyncIterator[common.Connection]:
 
 @contextlib.asynccontextmanager
 async def ours_direct() -> AsyncIterator[common.Connection]:
-    """Information only: ``memory.connect_direct``, our in-process path without a transport
+    """Information only: ``connect_direct``, our in-process path without a transport
     or JSON-RPC (a request is a call of the server's dispatcher), pinned to this revision."""
     async with common.ours_in_memory("connect_direct", ours_protocol()) as client:
         yield common.ours_connection(client, checked=False)
@@ -303,7 +303,7 @@ async def bench_inprocess(settings: Settings) -> dict[str, Any]:
         "paths": paths,
         "ours": "ours",
         "sdk": "sdk",
-        "ours_path": "mcp_codegen.runtime.memory.connect_memory",
+        "ours_path": "mcp_runtime.connecting.connect_memory",
     }
 
 
@@ -385,7 +385,7 @@ import time
 _t0 = time.perf_counter()
 import asyncio, os, sys
 import mcp_generated.v2025_11_25 as protocol
-from mcp_codegen.runtime.client import connect_stdio
+from mcp_runtime.connecting import connect_stdio
 
 async def main():
     async with connect_stdio([sys.executable, sys.argv[1], "stdio"], protocol=protocol,
@@ -579,7 +579,7 @@ def render(report: Mapping[str, Any]) -> str:
 
     env = report["environment"]
     header = (
-        f"mcp-codegen runtime benchmark: {PACKAGE} on mcp_codegen.runtime vs {common.SDK_REQUIREMENT} "
+        f"mcp-codegen runtime benchmark: {PACKAGE} on mcp_runtime vs {common.SDK_REQUIREMENT} "
         f"| python {env['python']}, pydantic {env['pydantic']} (core {env['pydantic-core']}), "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
         f"httpx2 {env['httpx2']}, {env['cpus']} CPUs\nsettings: {report['settings']}"

@@ -22,12 +22,12 @@ request carrying the 2026-07-28 envelope to its single-exchange entry). It measu
    ``connect_http(url, protocol="auto")`` against ``http_app``; SDK = ``mcp.Client(url)``
    against ``Server.streamable_http_app()`` in its default SSE mode and with
    ``json_response=True``; the faster SDK configuration is the one compared;
-3. in-process, like with like: ours = ``memory.connect_direct(handlers, protocol="auto")``
+3. in-process, like with like: ours = ``connect_direct(handlers, protocol="auto")``
    (no transport and no JSON-RPC: the client's request is a call of the server's
    ``build_router`` dispatcher; params and results are still validated on both sides);
    SDK = ``mcp.Client(server)`` in auto mode (``_connect_inproc``: a ``DirectDispatcher``
    pair driving ``modern_on_request``, no JSON-RPC framing and no serialisation either).
-   For information: ours ``memory.connect_memory`` (JSON-RPC bytes handed between two
+   For information: ours ``connect_memory`` (JSON-RPC bytes handed between two
    engines) and ``mcp.Client(InMemoryTransport(server))`` in auto mode (JSON-RPC message
    objects through anyio memory streams, the server's ``serve_dual_era_loop``); and ours
    with the same tool on handlers typed with ``mcp_generated.v2026_07_28``
@@ -119,7 +119,7 @@ def sdk_checked(client: Any) -> common.Connection:
 
 @contextlib.asynccontextmanager
 async def ours_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
-    from mcp_codegen.runtime.client import connect_stdio
+    from mcp_runtime.connecting import connect_stdio
 
     async with connect_stdio(command, protocol="auto", env=common.child_env()) as client:
         yield ours_checked(client)
@@ -136,7 +136,7 @@ async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
 
 @contextlib.asynccontextmanager
 async def ours_http(url: str) -> AsyncIterator[common.Connection]:
-    from mcp_codegen.runtime.client import connect_http
+    from mcp_runtime.connecting import connect_http
 
     async with connect_http(url, protocol="auto") as client:
         yield ours_checked(client)
@@ -299,7 +299,7 @@ async def bench_inprocess(settings: Settings) -> dict[str, Any]:
     # like with like: no JSON-RPC on either side (ours_memory vs sdk_streams: info rows)
     return {
         **section(paths, ["sdk_direct"]),
-        "ours_path": "mcp_codegen.runtime.memory.connect_direct",
+        "ours_path": "mcp_runtime.connecting.connect_direct",
     }
 
 
@@ -367,7 +367,7 @@ def render(report: Mapping[str, Any]) -> str:
     rows.extend(common.throughput_rows(report, heads, LABELS, hidden=("ours",)))
     env = report["environment"]
     header = (
-        f"mcp-codegen runtime benchmark, stateless era: {PACKAGE} on mcp_codegen.runtime vs "
+        f"mcp-codegen runtime benchmark, stateless era: {PACKAGE} on mcp_runtime vs "
         f"{common.SDK_REQUIREMENT} in auto mode | python {env['python']}, pydantic {env['pydantic']}, "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
         f"httpx2 {env['httpx2']}, {env['cpus']} CPUs\nsettings: {report['settings']}"

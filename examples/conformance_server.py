@@ -40,12 +40,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mcp_codegen.runtime.http import close_sse_stream, http_app
-from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
-from mcp_codegen.runtime.server import run_stdio
-from mcp_codegen.runtime.session import CapabilityError
-from mcp_codegen.runtime.stateless import ChangeFeed, input_key, resumed_from_state
-from mcp_codegen.runtime.stubs import RequestContext, ToolError
+from mcp_runtime import (
+    INVALID_PARAMS,
+    CapabilityError,
+    ChangeFeed,
+    RequestContext,
+    RpcError,
+    ToolError,
+    close_sse_stream,
+    http_app,
+    input_key,
+    resumed_from_state,
+    run_stdio,
+)
 from mcp_generated import REVISIONS
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers

@@ -1,8 +1,6 @@
 """A one-tool MCP server over stdio: ``python examples/weather_server.py``."""
 
-from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
-from mcp_codegen.runtime.server import run_stdio
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime import INVALID_PARAMS, RequestContext, RpcError, run_stdio
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

@@ -32,12 +32,11 @@ import mcp_generated.v2026_07_28
 from mcp_codegen.analyse import analyse
 from mcp_codegen.load import SchemaSource, load_schema
 from mcp_codegen.pins import load_pins
-from mcp_codegen.runtime.client import connect_stdio
-from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
-from mcp_codegen.runtime.memory import connect_direct, connect_memory
+from mcp_runtime.connecting import connect_direct, connect_memory, connect_stdio
+from mcp_runtime.engine.jsonrpc import INVALID_PARAMS, RpcError
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.protocol.tasks import TaskStore
 from mcp_codegen.analyse import Gate
-from mcp_codegen.runtime.stubs import RequestContext
-from mcp_codegen.runtime.tasks import TaskStore
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime import client as client_module
-from mcp_codegen.runtime.client import ERA_MEMORY, connect_http, connect_stdio
+from mcp_runtime.protocol import client as client_module
+from mcp_runtime.connecting import connect_http, connect_stdio
+from mcp_runtime.protocol.negotiation import ERA_MEMORY
 from mcp_generated import v2025_11_25, v2026_07_28
 
 from test_http_server import ServerThread, make_app

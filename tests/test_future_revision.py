@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from mcp_codegen import cli
 from mcp_codegen.load import SCHEMA_DIR_ENV
-from mcp_codegen.runtime.spec import Direction, Gate, RequestSpec
+from mcp_runtime.protocol.spec import Direction, Gate, RequestSpec
 
 REVISION = "2026-12-01"
 PACKAGE = "mcp_future_revision_2026_12_01"

@@ -43,10 +43,10 @@ from test_stdio import PROBE
 import mcp_generated.v2024_11_05
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_codegen.runtime import jsonrpc
-from mcp_codegen.runtime.client import connect_http
-from mcp_codegen.runtime.http_client import NotAnMcpReply
-from mcp_codegen.runtime.jsonrpc import (
+import mcp_runtime
+from mcp_runtime.auth.fetch import http_fetch
+from mcp_runtime.connecting import connect_direct, connect_http, connect_memory, connect_sse
+from mcp_runtime.engine.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -55,16 +55,14 @@ from mcp_codegen.runtime.jsonrpc import (
     Engine,
     RpcError,
 )
-from mcp_codegen.runtime.memory import connect_direct, connect_memory
-from mcp_codegen.runtime.oauth import http_fetch
-from mcp_codegen.runtime.sse_client import connect_sse
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.transports.http_client import NotAnMcpReply
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 pytestmark = pytest.mark.anyio
 
-RUNTIME = Path(jsonrpc.__file__).resolve().parent
+RUNTIME = Path(mcp_runtime.__file__).resolve().parent
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -354,7 +352,7 @@ async def test_the_http_sse_client_refuses_a_message_with_non_finite_numbers(lit
 
 
 def make_app_for(handlers: Any, **options: Any) -> Any:
-    from mcp_codegen.runtime.http import http_app
+    from mcp_runtime.serving import http_app
 
     return http_app(handlers, **options)
 
@@ -369,7 +367,7 @@ async def test_oauth_documents_with_non_finite_numbers_are_not_json(literal: str
                 await send({"type": event["type"] + ".complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        from mcp_codegen.runtime.asgi import respond
+        from mcp_runtime.transports.asgi import respond
 
         await respond(send, 200, body, "application/json")
 
@@ -381,7 +379,7 @@ async def test_oauth_documents_with_non_finite_numbers_are_not_json(literal: str
 
 #: Runtime modules whose ``json.loads`` reads no peer's message.
 NOT_FROM_A_PEER = {
-    "stateless.py": "the sealed requestState, read after its HMAC is verified",
+    "stateless/sealing.py": "the sealed requestState, read after its HMAC is verified",
     "host/cli.py": "the command line's --arguments",
     "host/config.py": "the host's own configuration file",
 }
@@ -444,7 +442,7 @@ class Echoing(ServerHandlers):
 @contextlib.asynccontextmanager
 async def served(handlers: Any, **options: Any) -> AsyncIterator[Pipe]:
     """``handlers`` served over an in-memory pipe by the real router (both eras)."""
-    from mcp_codegen.runtime.server import serve
+    from mcp_runtime.serving import serve
 
     pipe = Pipe()
     task = asyncio.create_task(serve(handlers, pipe, **options))

@@ -42,12 +42,16 @@ import mcp_generated.v2024_11_05
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_codegen.runtime.client import connect_http, connect_stdio
-from mcp_codegen.runtime.http import http_app
-from mcp_codegen.runtime.jsonrpc import ConnectionClosed
-from mcp_codegen.runtime.memory import connect_direct, connect_memory
-from mcp_codegen.runtime.sse_client import connect_sse
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.connecting import (
+    connect_direct,
+    connect_http,
+    connect_memory,
+    connect_sse,
+    connect_stdio,
+)
+from mcp_runtime.engine.jsonrpc import ConnectionClosed
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.serving import http_app
 
 pytestmark = pytest.mark.anyio
 

@@ -43,13 +43,15 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 )
 
 import mcp_generated.v2025_11_25
-from mcp_codegen.runtime import http as http_module
-from mcp_codegen.runtime import http_sse
-from mcp_codegen.runtime import server as server_module
-from mcp_codegen.runtime.client import connect_http
-from mcp_codegen.runtime.events import MemoryEventStore
-from mcp_codegen.runtime.http import BearerAuth, HttpApp, close_sse_stream
-from mcp_codegen.runtime.stateless import ChangeFeed
+from mcp_runtime.protocol import server as server_module
+from mcp_runtime.transports import http_sse_server as http_sse
+from mcp_runtime.transports import http_streams
+from mcp_runtime.auth.bearer import BearerAuth
+from mcp_runtime.connecting import connect_http
+from mcp_runtime.protocol.feed import ChangeFeed
+from mcp_runtime.transports.events import MemoryEventStore
+from mcp_runtime.transports.http_server import HttpApp
+from mcp_runtime.transports.http_streams import close_sse_stream
 from mcp_generated.v2025_11_25 import models
 
 pytestmark = pytest.mark.anyio
@@ -377,7 +379,7 @@ async def test_change_listeners_run_in_an_empty_context() -> None:
     await held.finished()
     unsubscribe()
     assert len(seen) == 1
-    assert seen[0].get(http_module._current_stream) is None and len(seen[0]) == 0
+    assert seen[0].get(http_streams._current_stream) is None and len(seen[0]) == 0
 
 
 # == 7. bounded event retention ====================================================================
@@ -796,7 +798,7 @@ async def test_a_failing_event_store_clean_up_is_logged_not_left_unretrieved(
     with caplog.at_level("ERROR", logger="mcp_codegen.runtime"):
         assert (await send(app, "DELETE", session=session)).status == 200
         await eventually(lambda: any("event store" in r.getMessage() for r in caplog.records))
-    assert not http_module._BACKGROUND
+    assert not http_streams._BACKGROUND
 
 
 async def test_resource_subscriptions_per_session_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

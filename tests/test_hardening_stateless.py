@@ -29,14 +29,15 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime.client import connect_stdio
-from mcp_codegen.runtime.http import BearerAuth, http_app
-from mcp_codegen.runtime.jsonrpc import Engine
-from mcp_codegen.runtime.memory import connect_memory
-from mcp_codegen.runtime.modern import encode_header_value
-from mcp_codegen.runtime import stateless
-from mcp_codegen.runtime.stateless import build_router, input_key
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.auth.bearer import BearerAuth
+from mcp_runtime.connecting import connect_memory, connect_stdio
+from mcp_runtime.engine.jsonrpc import Engine
+from mcp_runtime.protocol.meta import encode_header_value
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.serving import http_app
+from mcp_runtime.stateless.router import build_router
+from mcp_runtime.stateless.scope import input_key, single_use_state
+from mcp_runtime.stateless.sealing import MemoryUsedStates, UsedStates
 from mcp_generated import v2026_07_28
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
@@ -110,7 +111,7 @@ class Bank(ServerHandlers):
             return models.CallToolResult(content=[models.TextContent(type="text", text=f"held {who}")])
         if params.name == "transfer":
             if self.single_use:
-                stateless.single_use_state()
+                single_use_state()
             await input_key("confirm", ctx.peer.elicit(
                 models.ElicitRequestFormParams(message="Move the money?", requested_schema=CONFIRM_FORM)
             ))
@@ -537,8 +538,8 @@ async def test_a_state_is_bound_to_its_principal_too() -> None:
 
 async def test_the_memory_store_is_bounded_in_size_and_time() -> None:
     now = [1000.0]
-    store = stateless.MemoryUsedStates(max_entries=3, clock=lambda: now[0])
-    assert isinstance(store, stateless.UsedStates)
+    store = MemoryUsedStates(max_entries=3, clock=lambda: now[0])
+    assert isinstance(store, UsedStates)
     assert [await store.claim(k, 1010.0) for k in "abc"] == [True, True, True]
     assert await store.claim("a", 1010.0) is False  # used
     assert await store.claim("d", 1010.0) is False  # full: refused, never forgotten early

@@ -18,7 +18,7 @@ LIMIT = 60.0
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_codegen.runtime.host.cli", *args],
+        [sys.executable, "-m", "mcp_runtime.host.cli", *args],
         cwd=REPO, capture_output=True, text=True, timeout=LIMIT,
     )
 
@@ -101,6 +101,8 @@ def test_a_tool_error_result_exits_1(reaper: Any, tmp_path: Path) -> None:
 
 
 def test_console_script_is_declared() -> None:
-    text = (REPO / "pyproject.toml").read_text()
-    assert 'mcp-host = "mcp_codegen.runtime.host.cli:main"' in text
-    assert '"mcp_codegen.runtime.host",' in text
+    """``mcp-host`` belongs to the runtime's distribution (runtime/pyproject.toml)."""
+    text = (REPO / "runtime" / "pyproject.toml").read_text()
+    assert 'mcp-host = "mcp_runtime.host.cli:main"' in text
+    assert '"mcp_runtime.host",' in text
+    assert "mcp-host" not in (REPO / "pyproject.toml").read_text()

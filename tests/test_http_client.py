@@ -25,10 +25,10 @@ from test_http_server import SERVER_INFO, ServerThread, Tools, auth_app, make_ap
 
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
-from mcp_codegen.runtime.client import connect_http
-from mcp_codegen.runtime.http import HttpApp
-from mcp_codegen.runtime.http_client import AuthRequired
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.connecting import connect_http
+from mcp_runtime.protocol.errors import AuthRequired
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.transports.http_server import HttpApp
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 

@@ -1,4 +1,4 @@
-"""The Streamable HTTP server (``mcp_codegen.runtime.http``), driven at the ASGI seam and
+"""The Streamable HTTP server (``mcp_runtime.transports.http_server``), driven at the ASGI seam and
 through a real uvicorn.
 
 Most tests call the ASGI app by hand: an :class:`Exchange` builds the scope, feeds the body
@@ -24,9 +24,11 @@ from typing import Any
 import pytest
 import uvicorn
 
-from mcp_codegen.runtime import http as http_module
-from mcp_codegen.runtime.http import BearerAuth, HttpApp, http_app
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.transports import http_streams
+from mcp_runtime.auth.bearer import BearerAuth
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.serving import http_app
+from mcp_runtime.transports.http_server import HttpApp
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
@@ -678,7 +680,7 @@ async def test_a_long_stream_delivers_every_event_beyond_the_replay_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Regression: past MAX_EVENTS_PER_STREAM events were dropped, the response included."""
-    monkeypatch.setattr(http_module, "MAX_EVENTS_PER_STREAM", 3)
+    monkeypatch.setattr(http_streams, "MAX_EVENTS_PER_STREAM", 3)
     app = make_app()
     session = await initialize(app)
     progress_call = call(1, "progress", {"steps": 8, "pause": 0.005}, token="t")

@@ -25,10 +25,9 @@ import pytest
 import mcp_generated.v2025_03_26
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
-from mcp_codegen.runtime.client import connect_stdio
-from mcp_codegen.runtime.jsonrpc import RpcError
-from mcp_codegen.runtime.session import CapabilityError
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.connecting import connect_stdio
+from mcp_runtime.engine.jsonrpc import CapabilityError, RpcError
+from mcp_runtime.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime.jsonrpc import (
+from mcp_runtime.engine.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -41,19 +41,16 @@ from test_http_server import (
 import mcp_generated.v2024_11_05
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_codegen.runtime.asgi import respond
-from mcp_codegen.runtime.client import ClientSession as OurSession
-from mcp_codegen.runtime.client import connect_http
-from mcp_codegen.runtime.http import BearerAuth, HttpApp, http_app
-from mcp_codegen.runtime.http_client import HttpError
-from mcp_codegen.runtime.http_sse import SsePaths
-from mcp_codegen.runtime.session import VersionError
-from mcp_codegen.runtime.sse_client import (
-    SseFallbackDisabled,
-    SseHandshakeError,
-    connect_sse,
-    falls_back_to_sse,
-)
+from mcp_runtime.auth.bearer import BearerAuth
+from mcp_runtime.connecting import SseFallbackDisabled, connect_http, connect_sse, falls_back_to_sse
+from mcp_runtime.protocol.client import ClientSession as OurSession
+from mcp_runtime.protocol.errors import HttpError
+from mcp_runtime.protocol.packages import VersionError
+from mcp_runtime.serving import http_app
+from mcp_runtime.transports.asgi import respond
+from mcp_runtime.transports.http_server import HttpApp
+from mcp_runtime.transports.http_sse_server import SsePaths
+from mcp_runtime.transports.sse_client import SseHandshakeError
 
 pytestmark = [
     pytest.mark.anyio,

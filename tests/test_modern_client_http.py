@@ -20,9 +20,14 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime.client import ProtocolViolation, connect_http, connect_stdio
-from mcp_codegen.runtime.http_client import InvalidHeaderAnnotation, param_headers, request_headers
-from mcp_codegen.runtime.session import VersionError
+from mcp_runtime.connecting import connect_http, connect_stdio
+from mcp_runtime.protocol.client import ProtocolViolation
+from mcp_runtime.protocol.packages import VersionError
+from mcp_runtime.transports.http_headers import (
+    InvalidHeaderAnnotation,
+    param_headers,
+    request_headers,
+)
 from mcp_generated import v2026_07_28
 from mcp_generated.v2026_07_28.client import ClientHandlers
 

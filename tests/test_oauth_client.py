@@ -26,14 +26,7 @@ import pytest
 from test_http_server import ServerThread, Tools, make_app
 
 import mcp_generated.v2025_11_25
-from mcp_codegen.runtime.client import connect_http
-from mcp_codegen.runtime.oauth import (
-    ClientMetadata,
-    MemoryTokenStorage,
-    OAuthError,
-    OAuthProvider,
-    Tokens,
-    auto_approve,
+from mcp_runtime.auth.discovery import (
     canonical_resource,
     parse_challenge,
     pkce_pair,
@@ -43,6 +36,10 @@ from mcp_codegen.runtime.oauth import (
     server_metadata_urls,
     union_scopes,
 )
+from mcp_runtime.auth.fetch import OAuthError, auto_approve
+from mcp_runtime.auth.oauth import OAuthProvider
+from mcp_runtime.auth.tokens import ClientMetadata, MemoryTokenStorage, Tokens
+from mcp_runtime.connecting import connect_http
 
 pytestmark = pytest.mark.anyio
 

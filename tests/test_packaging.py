@@ -1,9 +1,12 @@
-"""The built distribution ships templates, pins and schemas, and works outside the repository."""
+"""The built distributions: the generator's ships templates, pins and schemas and works
+outside the repository; the runtime's (``runtime/``) ships the runtime and the generated
+packages, and nothing of the generator."""
 
 from __future__ import annotations
 
 import filecmp
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -27,16 +30,76 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def test_wheel_ships_templates_pins_runtime_and_generated_packages(wheel: Path) -> None:
+@pytest.fixture(scope="module")
+def runtime_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The runtime's wheel, built from a copy of ``runtime/`` and the ``generated/`` it
+    ships (so no stale ``build/`` folder in the checkout can slip into it)."""
+    out = tmp_path_factory.mktemp("runtime-wheel")
+    source = tmp_path_factory.mktemp("runtime-source")
+    ignore = shutil.ignore_patterns("*.egg-info", "build", "__pycache__")
+    shutil.copytree(REPO_ROOT / "runtime", source / "runtime", ignore=ignore)
+    shutil.copytree(REPO_ROOT / "generated", source / "generated", ignore=ignore)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
+         str(source / "runtime")],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("mcp_codegen_runtime-*.whl")
+    return built
+
+
+def metadata_of(wheel: Path) -> list[str]:
+    archive = zipfile.ZipFile(wheel)
+    (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+    return archive.read(name).decode().splitlines()
+
+
+def test_wheel_ships_templates_pins_and_only_the_generator(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {n for n in names if n.startswith("mcp_codegen/templates/") and n.endswith(".j2")}
     assert len(templates) == len(list((REPO_ROOT / "templates").glob("*.j2")))
     assert "mcp_codegen/schema/pins.json" in names
-    assert "mcp_codegen/runtime/spec.py" in names
+    assert "mcp_codegen/py.typed" in names
+    # the runtime is its own distribution; the old import path only says so
+    assert [n for n in names if n.startswith("mcp_codegen/runtime/")] == [
+        "mcp_codegen/runtime/__init__.py"
+    ]
+    assert not any(n.startswith(("mcp_runtime/", "mcp_generated/")) for n in names)
+    assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+    metadata = metadata_of(wheel)
+    assert "Requires-Dist: mcp-codegen-runtime==0.2.0" in metadata
+    assert "Version: 0.2.0" in metadata
+
+
+def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_wheel: Path) -> None:
+    archive = zipfile.ZipFile(runtime_wheel)
+    names = set(archive.namelist())
+    for module in ("__init__.py", "py.typed", "protocol/model.py", "protocol/spec.py",
+                   "protocol/stubs.py", "connecting.py", "serving.py", "host/cli.py"):
+        assert f"mcp_runtime/{module}" in names, module
+    assert "mcp_generated/py.typed" in names
     for revision in ("v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_07_28"):
         assert f"mcp_generated/{revision}/models/__init__.py" in names
         assert f"mcp_generated/{revision}/models/call_tool_result.py" in names
-    assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+        assert f"mcp_generated/{revision}/dispatch.py" in names
+    assert not any(n.startswith(("mcp_codegen/", "tests/", "benchmarks/")) for n in names)
+    metadata = metadata_of(runtime_wheel)
+    assert "Name: mcp-codegen-runtime" in metadata and "Version: 0.2.0" in metadata
+    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+    (dist_info,) = {n.split("/")[0] for n in names if ".dist-info/" in n}
+    assert archive.read(f"{dist_info}/licenses/LICENSE") == (REPO_ROOT / "LICENSE").read_bytes()
+    required = sorted(line.removeprefix("Requires-Dist: ") for line in metadata
+                      if line.startswith("Requires-Dist: "))
+    assert required == [
+        "httptools>=0.6; extra == \"http\"",
+        "jsonschema>=4.23",
+        "pydantic<3,>=2.11",
+        "typing-extensions>=4.12",
+        "uvicorn>=0.30; extra == \"http\"",
+    ]
+    entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
+    assert "mcp-host = mcp_runtime.host.cli:main" in entry_points
 
 
 def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> None:
@@ -67,7 +130,7 @@ def test_wheel_carries_licence_metadata(wheel: Path) -> None:
 
 
 def test_installed_wheel_generates_offline_from_its_own_schemas(
-    wheel: Path, tmp_path: Path
+    wheel: Path, runtime_wheel: Path, tmp_path: Path
 ) -> None:
     """Right after ``pip install``: no schema dir, no cache, no network, a fresh venv."""
     venv = tmp_path / "venv"
@@ -86,7 +149,7 @@ def test_installed_wheel_generates_offline_from_its_own_schemas(
     )
     # The dependencies (pydantic, black, ...) are this environment's, read through a .pth
     # line (which does not run this environment's editable-install hook); mcp-codegen itself
-    # is installed from the wheel, without an index.
+    # and its runtime are installed from their wheels, without an index.
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run(
         [
@@ -100,6 +163,7 @@ def test_installed_wheel_generates_offline_from_its_own_schemas(
             "--no-deps",
             "--no-index",
             str(wheel),
+            str(runtime_wheel),
         ],
         check=True,
         capture_output=True,

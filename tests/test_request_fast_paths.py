@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mcp_codegen.runtime.jsonrpc import RpcError
-from mcp_codegen.runtime.memory import connect_direct
-from mcp_codegen.runtime.modern import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
-from mcp_codegen.runtime.spec import validator_of
-from mcp_codegen.runtime.stateless import StatelessServer
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.connecting import connect_direct
+from mcp_runtime.engine.jsonrpc import RpcError
+from mcp_runtime.protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+from mcp_runtime.protocol.spec import validator_of
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.stateless.server import StatelessServer
 from mcp_generated import v2026_07_28
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ServerHandlers

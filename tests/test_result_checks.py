@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mcp_codegen.runtime.jsonrpc import RpcError
-from mcp_codegen.runtime.memory import connect_direct, connect_memory
-from mcp_codegen.runtime.session import could_be, validate_any_result
-from mcp_codegen.runtime.stubs import ToolError
+from mcp_runtime.connecting import connect_direct, connect_memory
+from mcp_runtime.engine.jsonrpc import RpcError
+from mcp_runtime.protocol.results import could_be, validate_any_result
+from mcp_runtime.protocol.stubs import ToolError
 from mcp_generated import v2024_11_05, v2025_11_25, v2026_07_28
 from mcp_generated.v2026_07_28 import models as modern
 from mcp_generated.v2026_07_28.server import ServerHandlers as ModernHandlers

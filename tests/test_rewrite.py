@@ -720,6 +720,6 @@ def test_mark_nullable_optionals_marks_only_optional_properties_that_admit_null(
 
 
 def test_the_nullable_mark_is_the_one_the_models_read() -> None:
-    from mcp_codegen.runtime.model import NULLABLE_MARK as READ
+    from mcp_runtime.protocol.model import NULLABLE_MARK as READ
 
     assert READ == NULLABLE_MARK

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime.jsonrpc import RpcError
-from mcp_codegen.runtime.memory import connect_memory
-from mcp_codegen.runtime.session import CapabilityError
+from mcp_runtime.connecting import connect_memory
+from mcp_runtime.engine.jsonrpc import CapabilityError, RpcError
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 
 import mcp_generated.v2025_06_18 as protocol
-from mcp_codegen.runtime.client import connect_stdio
-from mcp_codegen.runtime.jsonrpc import (
+from mcp_runtime.connecting import connect_stdio
+from mcp_runtime.engine.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
-from mcp_codegen.runtime.stdio import spawn
+from mcp_runtime.transports.stdio import spawn
 
 pytestmark = pytest.mark.anyio
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.runtime.client import connect_http, connect_stdio
-from mcp_codegen.runtime.http_client import NotAnMcpReply, ServerUnreachable
-from mcp_codegen.runtime.jsonrpc import ConnectionClosed
+from mcp_runtime.connecting import connect_http, connect_stdio
+from mcp_runtime.engine.jsonrpc import ConnectionClosed
+from mcp_runtime.transports.http_client import NotAnMcpReply
+from mcp_runtime.transports.http_wire import ServerUnreachable
 
 
 @pytest.fixture

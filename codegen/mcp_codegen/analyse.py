@@ -67,7 +67,7 @@ class Gate:
 @dataclass(frozen=True)
 class Variant:
     """A form of a request's params that the receiver declares on its own (see
-    ``runtime.spec.Variant``): the branch of a params union whose constant ``field`` is
+    ``mcp_runtime.protocol.spec.Variant``): the branch of a params union whose constant ``field`` is
     ``value``, gated by the sub-capability of that name (``elicitation.url``)."""
 
     field: str

@@ -27,7 +27,7 @@ RESULT_TYPE_PROPERTY = "resultType"
 RESULT_TYPE_DEFAULT = "complete"
 RESULT_TYPE_EXCEPTIONS = {"InputRequiredResult": "input_required"}
 #: Marks an optional property whose schema admits null; the models' base class reads it
-#: (``mcp_codegen.runtime.model.NULLABLE_MARK`` is the same string).
+#: (``mcp_runtime.protocol.model.NULLABLE_MARK`` is the same string).
 NULLABLE_MARK = "x-mcp-nullable"
 DOC_LINK = re.compile(r"\{@link ([^}]*)\}")
 CAMEL_WORD = re.compile(r"[A-Z][a-z0-9]*")

@@ -11,10 +11,9 @@ import asyncio
 import json
 from typing import Any
 
-from mcp_codegen.runtime.jsonrpc import RpcError
-from mcp_codegen.runtime.session import CapabilityError
-from mcp_codegen.runtime.server import run_stdio
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.engine.jsonrpc import CapabilityError, RpcError
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.serving import run_stdio
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

@@ -28,10 +28,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from mcp_codegen.runtime.jsonrpc import INVALID_PARAMS, RpcError
-from mcp_codegen.runtime.server import run_stdio
-from mcp_codegen.runtime.stateless import CachePolicy, ChangeFeed
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.engine.jsonrpc import INVALID_PARAMS, RpcError
+from mcp_runtime.protocol.feed import ChangeFeed
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.serving import run_stdio
+from mcp_runtime.stateless.server import CachePolicy
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
@@ -344,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     import uvicorn
 
-    from mcp_codegen.runtime.http import http_app
+    from mcp_runtime.serving import http_app
 
     uvicorn.run(
         http_app(ModernFixture(), **options()),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from mcp_codegen.runtime.http import http_app
-from mcp_codegen.runtime.stubs import RequestContext
+from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.serving import http_app
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

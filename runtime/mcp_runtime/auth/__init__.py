@@ -1,0 +1,2 @@
+"""Authorization: bearer-token checks for the HTTP server (``bearer``) and OAuth 2.1 for
+the HTTP client (``oauth``, which implements the client transport's ``HttpAuth`` hook)."""

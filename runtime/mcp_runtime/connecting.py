@@ -1,0 +1,330 @@
+"""The client launchers (the face): connect a typed ``Client`` over stdio, Streamable HTTP,
+HTTP+SSE or in process.
+
+:func:`connect` runs the JSON-RPC engine over any transport and negotiates;
+:func:`connect_stdio`, :func:`connect_http`, :func:`connect_sse`, :func:`connect_memory`
+and :func:`connect_direct` build the transport first. ``connect_http`` falls back to
+HTTP+SSE (rule HC-10) when :func:`falls_back_to_sse` says so."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shlex
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from pydantic_core import from_json
+
+from .engine.jsonrpc import ConnectionClosed, Engine
+from .protocol.client import ClientSession
+from .protocol.errors import AuthRequired, HttpError
+from .protocol.meta import MODERN_ERRORS
+from .protocol.negotiation import AUTO, ERA_MEMORY, HANDSHAKE, ProtocolChoice, choose_packages
+from .protocol.packages import VersionError
+from .transports.http_client import HttpAuth, HttpClientSession, HttpClientTransport
+from .transports.memory import DirectLink, DirectTransport
+from .transports.sse_client import SSE, SseClientSession, SseClientTransport
+from .transports.stdio import spawn
+
+logger = logging.getLogger("mcp_runtime")
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    transport: Any, session: ClientSession
+) -> AsyncIterator[Any]:
+    """Run the engine over ``transport``, negotiate, yield the typed ``Client``."""
+    engine = Engine(
+        transport,
+        session,
+        accept_batches=lambda: session.package is not None and session.package.accepts_batches,
+    )
+    session.engine = engine
+    if session.on_engine is not None:
+        session.on_engine(engine)
+    if hasattr(transport, "deliver"):  # HTTP: responses arrive on the POSTs
+        transport.deliver = engine._receive
+        transport.deliver_message = engine.receive_message
+    reader = asyncio.create_task(engine.run())
+    opening = asyncio.create_task(session.open())
+    try:
+        done, _ = await asyncio.wait({opening, reader}, return_when=asyncio.FIRST_COMPLETED)
+        if opening not in done:
+            opening.cancel()
+            raise ConnectionError(
+                "the server closed the connection during negotiation "
+                "(check that the command/URL starts an MCP server, and its stderr or logs)"
+            )
+        opening.result()
+        yield session.client
+    finally:
+        opening.cancel()  # given up during negotiation (cancelled, timed out): end it too
+        with contextlib.suppress(Exception):
+            await session.close()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await reader
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await opening
+
+
+# -- stdio -----------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str],
+    *,
+    protocol: ProtocolChoice = AUTO,
+    handlers: object | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """Start ``command`` as a stdio server and yield a connected, typed ``Client``.
+
+    ``protocol``: ``"auto"`` (every revision generated beside the handlers' package), a
+    generated package, or several to negotiate among. The server process is always
+    cleaned up: stdin closed, then terminated, then killed.
+    """
+    session = ClientSession(protocol, handlers, **options)
+    session.origin = "stdio:" + shlex.join(command)
+    async with spawn(command, env=env, cwd=cwd) as transport, contextlib.AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(connect(transport, session))
+        except ConnectionClosed:
+            raise ConnectionClosed(await _exit_story(transport, command)) from None
+        yield client
+
+
+async def _exit_story(transport: Any, command: Sequence[str]) -> str:
+    """What to tell a user whose stdio server went away before the connection was set up."""
+    process = getattr(transport, "process", None)
+    code = None
+    if process is not None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            code = await asyncio.wait_for(process.wait(), 1.0)
+    how = f"exited with code {code}" if code is not None else "closed its stdout"
+    return (
+        f"the server {shlex.join(command)!r} {how} before the connection was set up "
+        "(its own error output, if any, is on stderr above)"
+    )
+
+
+# -- Streamable HTTP, and HTTP+SSE (deprecated; connect_http falls back to it) ---------------
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    protocol: ProtocolChoice = AUTO,
+    handlers: object | None = None,
+    headers: dict[str, str] | None = None,
+    bearer_token: str | None = None,
+    auth: Any = None,
+    legacy_sse_fallback: bool = True,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
+
+    Handshake era: the session is ended with DELETE on exit; a 404 for a known session
+    re-initializes. Stateless era: POST only, no session. ``auth``: an
+    :class:`~mcp_runtime.auth.oauth.OAuthProvider` (or any ``HttpAuth``) that puts
+    credentials on every request and answers 401/403 challenges.
+
+    ``legacy_sse_fallback``: when the first POST gets 400, 404 or 405 without a stateless-era
+    error body, and ``protocol`` offers a handshake-era revision, connect to ``url`` with the
+    deprecated HTTP+SSE transport instead (``connect_sse``; ``client.session.transport_kind``
+    is then ``"sse"``). False: raise ``SseFallbackDisabled`` there.
+    """
+    transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    session = HttpClientSession(protocol, handlers, **options)
+    session.transport = transport
+    session.origin = url
+    origin = url if session.remember_era else None
+
+    def over_sse() -> contextlib.AbstractAsyncContextManager[Any]:
+        return connect_sse(url, protocol=protocol, handlers=handlers, headers=headers,
+                           bearer_token=bearer_token, auth=auth, **options)
+
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(transport.close)
+        client = None
+        if legacy_sse_fallback and ERA_MEMORY.recall(origin) == SSE:
+            try:  # it served only HTTP+SSE before: go there first
+                client = await stack.enter_async_context(over_sse())
+            except (HttpError, ConnectionError, OSError) as error:
+                logger.info("%s: HTTP+SSE failed (%s); negotiating again", url, error)
+                ERA_MEMORY.learn(origin, None)
+        if client is None:
+            try:
+                client = await stack.enter_async_context(connect(transport, session))
+            except HttpError as error:
+                if not falls_back_to_sse(error, session, legacy_sse_fallback, url):
+                    raise
+                logger.info("%s: %s to the first POST; trying HTTP+SSE", url, error.status)
+                client = await stack.enter_async_context(over_sse())
+                ERA_MEMORY.learn(origin, SSE)
+        yield client
+
+
+#: The HTTP statuses of a first POST that suggest an HTTP+SSE server (HC-10).
+FALLBACK_STATUSES = frozenset({400, 404, 405})
+
+
+class SseFallbackDisabled(HttpError):
+    """The first POST got 400/404/405 (perhaps an HTTP+SSE server), and the fallback is off."""
+
+    def __init__(self, error: HttpError, url: str) -> None:
+        super().__init__(error.status, error.body)
+        self.args = (
+            f"HTTP {error.status} from {url} to the first POST: it may be a server of the "
+            "deprecated HTTP+SSE transport (2024-11-05), and legacy_sse_fallback is off; "
+            "pass legacy_sse_fallback=True or use connect_sse",
+        )
+
+
+def is_modern_error(body: bytes) -> bool:
+    """Whether an HTTP error body is a JSON-RPC error of the stateless era (a modern server)."""
+    try:
+        message = from_json(body, allow_inf_nan=False)
+    except ValueError:
+        return False
+    error = message.get("error") if isinstance(message, dict) else None
+    return isinstance(error, dict) and error.get("code") in MODERN_ERRORS
+
+
+def falls_back_to_sse(error: HttpError, session: ClientSession, enabled: bool, url: str) -> bool:
+    """HC-10: whether ``connect_http`` should try HTTP+SSE after ``error`` on its first POST.
+
+    Yes for 400, 404 or 405 without a recognised modern error body, while ``session`` has
+    not negotiated yet and offers a handshake-era revision. If the fallback would apply but
+    ``enabled`` is False, raises :class:`SseFallbackDisabled` (which says so) instead.
+    """
+    if isinstance(error, AuthRequired) or error.status not in FALLBACK_STATUSES:
+        return False
+    if session.era is not None:
+        return False  # negotiated: a later POST failed, the transport is the right one
+    if is_modern_error(error.body) or not any(p.era == HANDSHAKE for p in session.packages):
+        return False
+    if not enabled:
+        raise SseFallbackDisabled(error, url) from error
+    return True
+
+
+@contextlib.asynccontextmanager
+async def connect_sse(
+    url: str,
+    *,
+    protocol: ProtocolChoice = AUTO,
+    handlers: object | None = None,
+    headers: dict[str, str] | None = None,
+    bearer_token: str | None = None,
+    auth: HttpAuth | None = None,
+    endpoint_timeout: float = 10.0,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """Connect to a server of the deprecated HTTP+SSE transport; yield the typed ``Client``.
+
+    ``url`` is the SSE endpoint (``http://host:port/sse``). Only the handshake-era
+    revisions of ``protocol`` are offered (``initialize``, newest first); other options are
+    those of ``connect_http``. Leaving the block closes the stream, which ends the session.
+    """
+    packages, negotiation = choose_packages(protocol, handlers)
+    handshake = [p.module for p in packages if p.era == HANDSHAKE]
+    if not handshake:
+        raise VersionError(
+            "HTTP+SSE speaks only handshake-era revisions (2024-11-05 ... 2025-11-25); the "
+            f"protocol choice offers {', '.join(p.version for p in packages)}"
+        )
+    session = SseClientSession(handshake, handlers, **options)
+    session.negotiation = negotiation
+    transport = SseClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    try:
+        await transport.open(endpoint_timeout)
+        async with connect(transport, session) as client:
+            yield client
+    finally:
+        await transport.close()
+
+
+# -- in process ------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def connect_memory(
+    handlers: object,
+    *,
+    protocol: ProtocolChoice = "auto",
+    client_handlers: object | None = None,
+    server_options: dict[str, Any] | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Any]:
+    """Serve ``handlers`` in this process and yield a connected typed ``Client``.
+
+    The server side serves both eras, as over stdio; ``protocol`` picks the client's
+    (``"auto"``: discover first, else initialize; or a package, or a list of packages).
+    """
+    from .stateless.router import build_router
+
+    server_end, client_end = DirectTransport(), DirectTransport()
+    router = build_router(handlers, **(server_options or {}))
+    legacy = router.legacy
+    server_engine = Engine(
+        server_end,
+        router,
+        accept_batches=lambda: legacy is not None
+        and legacy.package is not None
+        and legacy.package.accepts_batches,
+    )
+    router.attach(server_engine)
+    serving = asyncio.create_task(server_engine.run())
+    session = ClientSession(protocol, client_handlers, **client_options)
+    client_end.peer = server_engine
+    session.on_engine = lambda engine: setattr(server_end, "peer", engine)
+    try:
+        async with connect(client_end, session) as client:
+            yield client
+    finally:
+        client_end.close()
+        server_end.close()
+        router.close()
+        serving.cancel()
+        with contextlib.suppress(BaseException):
+            await serving
+
+
+@contextlib.asynccontextmanager
+async def connect_direct(
+    handlers: object,
+    *,
+    protocol: ProtocolChoice = "auto",
+    client_handlers: object | None = None,
+    server_options: dict[str, Any] | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Any]:
+    """Serve ``handlers`` in this process and yield a typed ``Client`` that calls them
+    without a transport: no framing, no JSON, no engine (see :class:`DirectLink`).
+
+    Negotiation, capabilities, validation, sieving and the era's rules are those of any
+    other connection; only the wire is gone. Answers are handed over as JSON data, but a
+    request's free-form values (``call_tool`` arguments, ``_meta`` entries) reach the server
+    as the caller's objects: pass JSON values there (a ``datetime`` that a wire would carry
+    as a string arrives as a ``datetime``).
+    """
+    from .stateless.router import build_router
+
+    router = build_router(handlers, **(server_options or {}))
+    session = ClientSession(protocol, client_handlers, **client_options)
+    router.attach(DirectLink(session))
+    session.engine = DirectLink(router)  # type: ignore[assignment]
+    try:
+        await session.open()
+        yield session.client
+    finally:
+        with contextlib.suppress(Exception):
+            await session.close()
+        router.close()

@@ -1,0 +1,84 @@
+"""Generated protocol packages as the runtime uses them: one revision's dispatch table and
+models (:class:`ProtocolPackage`), the package a handler object comes from, and the
+revisions generated beside it."""
+
+from __future__ import annotations
+
+import importlib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+
+from ..engine.jsonrpc import CapabilityError as CapabilityError
+from .stubs import Handlers
+
+
+class VersionError(RuntimeError):
+    """The peer answered with a protocol revision this side cannot speak."""
+
+
+@dataclass(frozen=True)
+class ProtocolPackage:
+    """A generated package of one revision, as the runtime uses it."""
+
+    version: str
+    era: str
+    module: ModuleType
+    dispatch: ModuleType
+    models: ModuleType
+
+    @classmethod
+    def of(cls, package: ModuleType | ProtocolPackage) -> ProtocolPackage:
+        """Wrap a generated package module (``mcp_generated.v2025_06_18``)."""
+        if isinstance(package, ProtocolPackage):
+            return package
+        name = package.__name__
+        return cls(
+            version=str(package.PROTOCOL_VERSION),
+            era=str(package.ERA),
+            module=package,
+            dispatch=importlib.import_module(f"{name}.dispatch"),
+            models=importlib.import_module(f"{name}.models"),
+        )
+
+    @property
+    def accepts_batches(self) -> bool:
+        """Whether the revision defines JSON-RPC batches (only 2025-03-26 does)."""
+        return "JSONRPCBatchRequest" in self.models.__all__
+
+    def log_levels(self) -> tuple[str, ...]:
+        """The schema's ``LoggingLevel`` values (in the schema's order, not by severity)."""
+        return tuple(typing.get_args(self.models.LoggingLevel.__value__))
+
+
+# RFC 5424 severities, least severe first: the order MCP's log levels follow.
+SEVERITY = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def severity(level: str) -> int:
+    """Rank of a log level (unknown levels rank as the most severe)."""
+    return SEVERITY.index(level) if level in SEVERITY else len(SEVERITY)
+
+
+def package_of(handlers: object) -> ModuleType:
+    """The generated package a handler object's class comes from."""
+    for klass in type(handlers).__mro__:
+        module = klass.__module__
+        if module.endswith((".server", ".client")) and issubclass(klass, Handlers):
+            return importlib.import_module(module.rsplit(".", 1)[0])
+    raise TypeError(f"{type(handlers).__name__} does not derive from a generated handler class")
+
+
+def generated_beside(own: ModuleType) -> list[ProtocolPackage]:
+    """Every revision generated beside ``own`` (its parent's ``REVISIONS``), newest first;
+    a lone vendored package offers its own revision only."""
+    parent_name = own.__name__.rpartition(".")[0]
+    revisions: Mapping[str, str] = {}
+    if parent_name:
+        revisions = getattr(importlib.import_module(parent_name), "REVISIONS", {}) or {}
+    packages = {str(own.PROTOCOL_VERSION): ProtocolPackage.of(own)}
+    for revision, name in revisions.items():
+        if revision not in packages:
+            packages[revision] = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
+    return sorted(packages.values(), key=lambda p: p.version, reverse=True)

@@ -1,0 +1,173 @@
+"""One dispatcher, both eras: :class:`EraRouter` sends a request that names its version in
+``_meta`` to the stateless server and anything else to the connection's handshake
+session; :class:`Eras` holds what a server serves of each era."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from ..engine.jsonrpc import METHOD_NOT_FOUND, RequestId, RpcError
+from ..protocol.feed import ChangeFeed
+from ..protocol.meta import DISCOVER, PROTOCOL_VERSION_KEY, modern_meta
+from ..protocol.packages import ProtocolPackage, generated_beside, package_of
+from ..protocol.results import json_data
+from ..protocol.server import ServerSession
+from .server import StatelessServer
+
+
+class EraRouter:
+    """The engine's dispatcher when one process serves both eras (stdio, in-process).
+
+    A request whose ``_meta`` names a protocol version (or ``server/discover``) is served
+    statelessly; anything else belongs to the handshake session of this connection, which
+    ``initialize`` starts. Cancellation works the same in both eras.
+    """
+
+    def __init__(self, legacy: ServerSession | None, modern: StatelessServer | None) -> None:
+        if legacy is None and modern is None:
+            raise ValueError("EraRouter needs at least one era")
+        self.legacy = legacy
+        self.modern = modern
+
+    def attach(self, engine: Any) -> None:
+        for side in (self.legacy, self.modern):
+            if side is not None:
+                side.engine = engine
+
+    def _stateless(self, method: str, params: Any) -> StatelessServer | None:
+        """The stateless server if this request is of its era, else None (handshake)."""
+        modern = self.modern
+        if type(params) is dict and method != "initialize":  # the usual case, quickly
+            meta = params.get("_meta")
+            if type(meta) is dict and PROTOCOL_VERSION_KEY in meta and modern is not None:
+                return modern
+        if modern is not None and (
+            self.legacy is None
+            or method == DISCOVER
+            or modern_meta(params) is not None
+        ):
+            if self.legacy is None and method == "initialize":
+                raise RpcError(
+                    METHOD_NOT_FOUND,
+                    "Method not found: initialize; this server speaks only "
+                    f"{', '.join(modern.supported_versions)} (use server/discover)",
+                    {"supported": modern.supported_versions},
+                )
+            return modern
+        return None
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        modern = self._stateless(method, params)
+        if modern is not None:
+            return await modern.on_request(method, params, request_id)
+        assert self.legacy is not None
+        return await self.legacy.on_request(method, params, request_id)
+
+    async def answer(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """:meth:`on_request`'s answer as plain JSON data, for a caller that hands it over
+        without encoding it (``connect_direct``)."""
+        modern = self._stateless(method, params)
+        if modern is not None:
+            return await modern.serve_request(
+                method, params, request_id, modern._notify, json_ready=True
+            )
+        assert self.legacy is not None
+        return json_data(await self.legacy.on_request(method, params, request_id))
+
+    def close(self) -> None:
+        for side in (self.legacy, self.modern):
+            if side is not None:
+                side.close()
+
+    def end_of_input(self) -> None:
+        """The connection has no more input (the engine calls this at EOF): listen streams
+        end now, with their final result; other handlers get the engine's grace."""
+        if self.modern is not None:
+            self.modern.end_listens()
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/cancelled":
+            engine = (self.legacy or self.modern).engine  # type: ignore[union-attr]
+            if engine is not None and isinstance(params, dict):
+                engine.cancel_incoming(params.get("requestId"))
+            return
+        if self.legacy is not None:
+            await self.legacy.on_notification(method, params)
+
+
+MODERN_OPTIONS = (
+    "state_key",
+    "state_ttl",
+    "single_use_state",
+    "used_states",
+    "cache",
+    "server_info_in_results",
+    "resource_subscriptions",
+)
+
+
+@dataclass(frozen=True)
+class Eras:
+    """What a server serves: the generated packages of each era, the change feed both
+    eras share, and the options of the handshake sessions and of the stateless server."""
+
+    handshake: list[ProtocolPackage]
+    stateless: list[ProtocolPackage]
+    changes: ChangeFeed
+    session_options: dict[str, Any]
+    modern_options: dict[str, Any]
+
+    @classmethod
+    def of(
+        cls,
+        handlers: object,
+        *,
+        packages: Sequence[ProtocolPackage | ModuleType] | None = None,
+        changes: ChangeFeed | None = None,
+        **options: Any,
+    ) -> Eras:
+        """``packages`` defaults to every revision generated beside the handlers' own
+        package; pass a subset to serve fewer (only 2026-07-28, say)."""
+        wrapped = (
+            [ProtocolPackage.of(p) for p in packages]
+            if packages
+            else generated_beside(package_of(handlers))
+        )
+        modern_options = {name: options.pop(name) for name in MODERN_OPTIONS if name in options}
+        return cls(
+            handshake=[p for p in wrapped if p.era == "handshake"],
+            stateless=[p for p in wrapped if p.era == "stateless"],
+            changes=changes if changes is not None else ChangeFeed(),
+            session_options=options,
+            modern_options=modern_options,
+        )
+
+    def handshake_session(self, handlers: object) -> ServerSession | None:
+        """A new handshake-era session (one per connection), if that era is served."""
+        if not self.handshake:
+            return None
+        return ServerSession(
+            handlers, packages=self.handshake, changes=self.changes, **self.session_options
+        )
+
+    def stateless_server(self, handlers: object) -> StatelessServer | None:
+        """The stateless server (one per process), if that era is served."""
+        if not self.stateless:
+            return None
+        return StatelessServer(
+            handlers,
+            packages=self.stateless,
+            changes=self.changes,
+            **self.modern_options,
+            **self.session_options,
+        )
+
+
+def build_router(handlers: object, **options: Any) -> EraRouter:
+    """One dispatcher for a connection, serving every era the packages cover (see
+    :meth:`Eras.of` for ``packages`` and ``changes``)."""
+    eras = Eras.of(handlers, **options)
+    return EraRouter(eras.handshake_session(handlers), eras.stateless_server(handlers))

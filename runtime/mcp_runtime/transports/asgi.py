@@ -1,0 +1,116 @@
+"""Small ASGI helpers shared by the HTTP servers (``http_server``, ``http_stateless``, ``http_sse_server``):
+typed ASGI callables, plain responses, JSON-RPC error bodies, request bodies, hang-ups."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from pydantic_core import from_json
+
+from ..engine.jsonrpc import INVALID_REQUEST, RpcError, encode_error
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: Response headers of an SSE stream (no caching; proxies must not buffer it).
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def accepts(accept: str, media_type: str) -> bool:
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    major = media_type.split("/")[0]
+    return bool(kinds & {media_type, f"{major}/*", "*/*"})
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def refused_json_post(
+    headers: dict[str, str], send: Send, limit: int, *, default_type: str = ""
+) -> bool:
+    """Answer a POST whose declared body is over ``limit`` bytes (413) or whose content type
+    is not JSON (415; ``default_type`` stands in for a missing header); True if answered."""
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
+        return True
+    content_type = headers.get("content-type", default_type).split(";")[0].strip().lower()
+    if content_type != "application/json":
+        await respond_error(
+            send, 415, RpcError(INVALID_REQUEST, "Unsupported Media Type: use application/json")
+        )
+        return True
+    return False
+
+
+async def read_limited_body(receive: Receive, send: Send, limit: int) -> bytes | None:
+    """The request body; None (after answering 413) when it grows over ``limit`` bytes."""
+    body = await read_body(receive, limit)
+    if body is None:
+        await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
+    return body
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: str | None,
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode())]
+    if content_type:
+        headers.append((b"content-type", content_type.encode()))
+    headers.extend(extra_headers or [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def respond_json(send: Send, status: int, document: Any) -> None:
+    await respond(send, status, json.dumps(document).encode("utf-8"), "application/json")
+
+
+async def respond_error(
+    send: Send,
+    status: int,
+    error: RpcError,
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    await respond(send, status, encode_error(None, error), "application/json", extra_headers)
+
+
+def error_code(reply: bytes) -> Any:
+    """The error code of an encoded error response (None for anything else)."""
+    try:
+        message = from_json(reply, allow_inf_nan=False)
+    except ValueError:
+        return None
+    error = message.get("error") if isinstance(message, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+async def disconnected(receive: Receive) -> None:
+    """Return when the client hangs up (the request body has been read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
