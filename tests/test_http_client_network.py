@@ -574,3 +574,17 @@ async def test_a_quiet_get_stream_is_opened_again_after_the_idle_limit() -> None
             assert len(seen) == 5  # none twice either
         resumed = [e for e in server.requests("GET") if "last-event-id" in e["headers"]]
         assert resumed
+
+
+def test_aiohttp_is_imported_only_when_a_program_speaks_http() -> None:
+    """A stdio-only program (and the cold start it measures) never pays for aiohttp's
+    import: the face, the client and OAuth modules load it at the first HTTP connection."""
+    code = (
+        "import sys\n"
+        "from mcp_runtime import connect_stdio, connect_http, connect_sse, run_stdio, http_app\n"
+        "import mcp_runtime.auth.oauth, mcp_runtime.transports.http_client\n"
+        "print('aiohttp' in sys.modules)\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=LIMIT)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "False"

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..transports.http_client import open_client
 from ..transports.http_wire import (
     ClientCert,
     HttpOptions,
@@ -20,7 +21,6 @@ from ..transports.http_wire import (
     HttpTimeouts,
     ServerUnreachable,
     Verify,
-    open_client,
 )
 
 if TYPE_CHECKING:

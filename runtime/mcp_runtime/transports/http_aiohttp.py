@@ -1,6 +1,6 @@
 """The HTTP library boundary: every byte the HTTP clients send or receive goes through
 aiohttp here (``http_client``, ``sse_client`` and ``auth`` reach this module through
-``http_wire.open_client`` when they first connect, so a stdio-only program never imports
+``http_client.open_client`` when they first connect, so a stdio-only program never imports
 aiohttp).
 
 aiohttp does HTTP/1.1: connections and keep-alive, TLS, proxies (CONNECT for https),

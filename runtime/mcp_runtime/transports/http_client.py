@@ -38,7 +38,7 @@ from ..protocol.errors import AuthRequired, HttpError
 from ..protocol.meta import DISCOVER, HEADER_MISMATCH
 from ..protocol.negotiation import STATELESS
 from .http_headers import REQUEST_HEADERS, InvalidHeaderAnnotation, param_headers, request_headers
-from .http_wire import BrokenReply, HttpOptions, ServerUnreachable, open_client
+from .http_wire import BrokenReply, HttpOptions, ServerUnreachable
 
 if TYPE_CHECKING:
     import aiohttp
@@ -146,6 +146,21 @@ async def authorized_request(
     if auth is not None:
         return await auth.send(http, method, body, headers)
     return await http.request(method, body, headers)
+
+
+def open_client(url: str, headers: dict[str, str], options: HttpOptions | None) -> HttpClient:
+    """An HTTP client for ``url`` (aiohttp is imported here, at the first connection)."""
+    try:
+        from .http_aiohttp import HttpClient
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith(("aiohttp", "yarl", "multidict")):
+            raise
+        raise ModuleNotFoundError(
+            f"the HTTP client needs aiohttp ({error}): pip install 'mcp-codegen-runtime[http]'",
+            name=error.name,
+        ) from None
+
+    return HttpClient(url, headers, options)
 
 
 class HttpClientTransport:

@@ -3,8 +3,8 @@ reach servers (:class:`HttpOptions`: trust, client certificate, proxy, time limi
 session of the user's own), the errors of getting there and back, and the one SSE parser.
 
 No HTTP is spoken here: that is aiohttp's, configured in ``http_aiohttp``, which
-:func:`open_client` imports at the first connection (a program that never speaks HTTP
-never imports aiohttp).
+``http_client.open_client`` imports at the first connection (a program that never speaks
+HTTP never imports aiohttp).
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from pydantic_core import from_json
 
 if TYPE_CHECKING:
     import aiohttp
-
-    from .http_aiohttp import HttpClient
 
 #: The largest SSE event a client reads (its data lines together).
 MAX_EVENT_BYTES = 2**26
@@ -189,17 +187,3 @@ async def parse_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[SseEvent]:
         if len(buffer) + pending > MAX_EVENT_BYTES:
             raise ValueError(f"an SSE event longer than {MAX_EVENT_BYTES} bytes")
 
-
-def open_client(url: str, headers: dict[str, str], options: HttpOptions | None) -> HttpClient:
-    """An HTTP client for ``url`` (aiohttp is imported here, at the first connection)."""
-    try:
-        from .http_aiohttp import HttpClient
-    except ModuleNotFoundError as error:
-        if error.name is None or not error.name.startswith(("aiohttp", "yarl", "multidict")):
-            raise
-        raise ModuleNotFoundError(
-            f"the HTTP client needs aiohttp ({error}): pip install 'mcp-codegen-runtime[http]'",
-            name=error.name,
-        ) from None
-
-    return HttpClient(url, headers, options)

@@ -23,8 +23,8 @@ from urllib.parse import urljoin, urlsplit
 
 from ..protocol.client import ClientSession
 from ..protocol.errors import AuthRequired, HttpError
-from .http_client import HttpAuth, ResponseLost, authorized_request, with_bearer
-from .http_wire import BrokenReply, HttpOptions, SseEvent, open_client
+from .http_client import HttpAuth, ResponseLost, authorized_request, open_client, with_bearer
+from .http_wire import BrokenReply, HttpOptions, SseEvent
 
 if TYPE_CHECKING:
     import aiohttp
