@@ -217,6 +217,10 @@ async def test_bad_trust_options_are_refused_up_front(pki: Pki) -> None:
     context = ssl.create_default_context()
     with pytest.raises(ValueError, match="load_cert_chain"):
         await one_call("https://127.0.0.1:9/mcp", verify=context, cert=pki.client_cert)
+    with pytest.raises(ValueError, match="cannot load the client certificate"):
+        await one_call("https://127.0.0.1:9/mcp", cert=(pki.ca_pem, pki.ca_pem))  # no key
+    with pytest.raises(ValueError, match="not a PEM CA bundle"):
+        await one_call("https://127.0.0.1:9/mcp", verify=__file__)
     with pytest.raises(ValueError, match="http://"):
         await one_call("ftp://127.0.0.1/mcp")
 

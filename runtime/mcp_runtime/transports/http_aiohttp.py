@@ -144,7 +144,10 @@ def tls_context(verify: Any, cert: Any) -> ssl.SSLContext | bool:
         if os.path.isdir(path):
             context = ssl.create_default_context(capath=path)
         elif os.path.isfile(path):
-            context = ssl.create_default_context(cafile=path)
+            try:
+                context = ssl.create_default_context(cafile=path)
+            except (OSError, ValueError) as error:
+                raise ValueError(f"verify={path!r}: not a PEM CA bundle ({error})") from None
         else:
             raise ValueError(f"verify={path!r}: no such CA bundle file or directory")
     else:
@@ -152,15 +155,16 @@ def tls_context(verify: Any, cert: Any) -> ssl.SSLContext | bool:
             f"verify= takes True, False, a CA bundle path or an ssl.SSLContext, not {verify!r}"
         )
     if cert is not None:
-        if isinstance(cert, (str, os.PathLike)):
-            context.load_cert_chain(os.fspath(cert))
-        elif isinstance(cert, tuple) and len(cert) in (2, 3):
-            context.load_cert_chain(*cert)
-        else:
+        files = (cert,) if isinstance(cert, (str, os.PathLike)) else cert
+        if not isinstance(files, tuple) or len(files) not in (1, 2, 3):
             raise TypeError(
                 "cert= takes a PEM file with certificate and key, or (certificate, key) or "
                 f"(certificate, key, password), not {cert!r}"
             )
+        try:
+            context.load_cert_chain(*files)
+        except (OSError, ValueError) as error:  # ssl.SSLError is an OSError
+            raise ValueError(f"cert={cert!r}: cannot load the client certificate ({error})") from None
     context.set_alpn_protocols(["http/1.1"])
     return context
 
@@ -211,6 +215,15 @@ class _Pool:
             )
         self.idle = limits.idle
         self.closed = False
+        #: aiohttp's ssl= (bad trust or certificate files are refused here, up front)
+        self.ssl = tls_context(options.verify, options.cert) if self.owned else True
+        if self.ssl is False:
+            warnings.warn(
+                "TLS certificates are not checked (verify=False): anyone on the path can "
+                "read and change the traffic; use it for local testing only",
+                InsecureTlsWarning,
+                stacklevel=2,
+            )
         #: whether any response has come yet (a TLS server that refuses the client's
         #: certificate, or its absence, may just close the connection before the first)
         self.answered = False
@@ -233,16 +246,8 @@ class _Pool:
         if self.session is None:
             if self.closed:
                 raise RuntimeError("the HTTP client is closed")
-            ssl_option = tls_context(self.options.verify, self.options.cert)
-            if ssl_option is False:
-                warnings.warn(
-                    "TLS certificates are not checked (verify=False): anyone on the path can "
-                    "read and change the traffic; use it for local testing only",
-                    InsecureTlsWarning,
-                    stacklevel=4,
-                )
             self.session = ClientSession(
-                connector=_Connector(ssl=ssl_option, limit=0),
+                connector=_Connector(ssl=self.ssl, limit=0),
                 cookie_jar=aiohttp.CookieJar(unsafe=True),
                 timeout=self.timeout,
                 trust_env=False,  # the environment's proxies are read once, in proxy_for
