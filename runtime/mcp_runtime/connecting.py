@@ -25,6 +25,7 @@ from .protocol.negotiation import AUTO, ERA_MEMORY, HANDSHAKE, ProtocolChoice, c
 from .protocol.packages import VersionError
 from .transports.http_client import HttpAuth, HttpClientSession, HttpClientTransport
 from .transports.memory import DirectLink, DirectTransport
+from .transports.http_wire import ClientCert, HttpOptions, HttpTimeouts, Verify
 from .transports.sse_client import SSE, SseClientSession, SseClientTransport
 from .transports.stdio import spawn
 
@@ -126,6 +127,12 @@ async def connect_http(
     bearer_token: str | None = None,
     auth: Any = None,
     legacy_sse_fallback: bool = True,
+    verify: Verify = True,
+    cert: ClientCert | None = None,
+    proxy: str | None = None,
+    trust_env: bool = True,
+    timeouts: HttpTimeouts | None = None,
+    http_session: Any = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
@@ -135,12 +142,25 @@ async def connect_http(
     :class:`~mcp_runtime.auth.oauth.OAuthProvider` (or any ``HttpAuth``) that puts
     credentials on every request and answers 401/403 challenges.
 
+    How the server is reached, ``http://`` or ``https://`` (see
+    :class:`~mcp_runtime.transports.http_wire.HttpOptions`): ``verify`` (True: the system
+    trust store; a CA bundle path or an ``ssl.SSLContext``; False: no checks, for local
+    testing), ``cert`` (a client certificate: mutual TLS), ``proxy`` (else ``HTTP_PROXY``,
+    ``HTTPS_PROXY`` and ``NO_PROXY`` when ``trust_env``), ``timeouts``
+    (:class:`~mcp_runtime.transports.http_wire.HttpTimeouts`: connect, reply, idle stream),
+    ``http_session`` (an ``aiohttp.ClientSession`` of your own, used as it is configured
+    and never closed here).
+
     ``legacy_sse_fallback``: when the first POST gets 400, 404 or 405 without a stateless-era
     error body, and ``protocol`` offers a handshake-era revision, connect to ``url`` with the
     deprecated HTTP+SSE transport instead (``connect_sse``; ``client.session.transport_kind``
     is then ``"sse"``). False: raise ``SseFallbackDisabled`` there.
     """
-    transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    limits = timeouts or HttpTimeouts()
+    http_options = HttpOptions(verify, cert, proxy, trust_env, limits, http_session)
+    transport = HttpClientTransport(
+        url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
+    )
     session = HttpClientSession(protocol, handlers, **options)
     session.transport = transport
     session.origin = url
@@ -148,7 +168,9 @@ async def connect_http(
 
     def over_sse() -> contextlib.AbstractAsyncContextManager[Any]:
         return connect_sse(url, protocol=protocol, handlers=handlers, headers=headers,
-                           bearer_token=bearer_token, auth=auth, **options)
+                           bearer_token=bearer_token, auth=auth, verify=verify, cert=cert,
+                           proxy=proxy, trust_env=trust_env, timeouts=limits,
+                           http_session=http_session, **options)
 
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(transport.close)
@@ -225,13 +247,21 @@ async def connect_sse(
     bearer_token: str | None = None,
     auth: HttpAuth | None = None,
     endpoint_timeout: float = 10.0,
+    verify: Verify = True,
+    cert: ClientCert | None = None,
+    proxy: str | None = None,
+    trust_env: bool = True,
+    timeouts: HttpTimeouts | None = None,
+    http_session: Any = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a server of the deprecated HTTP+SSE transport; yield the typed ``Client``.
 
-    ``url`` is the SSE endpoint (``http://host:port/sse``). Only the handshake-era
-    revisions of ``protocol`` are offered (``initialize``, newest first); other options are
-    those of ``connect_http``. Leaving the block closes the stream, which ends the session.
+    ``url`` is the SSE endpoint (``http://host:port/sse``, or ``https://``). Only the
+    handshake-era revisions of ``protocol`` are offered (``initialize``, newest first);
+    other options are those of ``connect_http`` (``verify``, ``cert``, ``proxy``,
+    ``trust_env``, ``timeouts`` and ``http_session`` included). Leaving the block closes the
+    stream, which ends the session.
     """
     packages, negotiation = choose_packages(protocol, handlers)
     handshake = [p.module for p in packages if p.era == HANDSHAKE]
@@ -242,7 +272,10 @@ async def connect_sse(
         )
     session = SseClientSession(handshake, handlers, **options)
     session.negotiation = negotiation
-    transport = SseClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    http_options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session)
+    transport = SseClientTransport(
+        url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
+    )
     try:
         await transport.open(endpoint_timeout)
         async with connect(transport, session) as client:
