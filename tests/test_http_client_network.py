@@ -178,9 +178,8 @@ async def test_https_with_the_default_trust_store(pki: Pki, tmp_path: Path) -> N
 
 
 async def test_a_certificate_from_another_ca_or_for_another_host_is_refused(pki: Pki) -> None:
-    with https_server(pki) as server:
-        with pytest.raises(TlsError, match="not trusted.*verify="):
-            await one_call(server.url, verify=pki.other_ca_pem)
+    with https_server(pki) as server, pytest.raises(TlsError, match=r"not trusted.*verify="):
+        await one_call(server.url, verify=pki.other_ca_pem)
     named_elsewhere = {"ssl_certfile": pki.elsewhere_cert, "ssl_keyfile": pki.elsewhere_key}
     with ServerThread(make_app(), **named_elsewhere) as server:  # a certificate for localhost only
         with pytest.raises(TlsError) as raised:
@@ -204,10 +203,9 @@ async def test_mutual_tls_needs_the_client_certificate(pki: Pki) -> None:
 
 
 async def test_verify_false_connects_with_a_warning(pki: Pki) -> None:
-    with https_server(pki) as server:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            assert await one_call(server.url, verify=False) == ['{"n": 1}']
+    with https_server(pki) as server, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert await one_call(server.url, verify=False) == ['{"n": 1}']
     assert [w for w in caught if issubclass(w.category, InsecureTlsWarning)]
 
 
@@ -339,9 +337,8 @@ async def test_an_unreachable_proxy_is_named(pki: Pki) -> None:
     with socket.socket() as spare:
         spare.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{spare.getsockname()[1]}"
-    with https_server(pki) as server:
-        with pytest.raises(ServerUnreachable, match="proxy"):
-            await one_call(server.url, proxy=dead, verify=pki.ca_pem)
+    with https_server(pki) as server, pytest.raises(ServerUnreachable, match="proxy"):
+        await one_call(server.url, proxy=dead, verify=pki.ca_pem)
 
 
 # -- cookies: a load balancer that pins sessions -------------------------------------------------
@@ -401,14 +398,17 @@ async def test_a_load_balancer_that_pins_sessions_with_a_cookie(tmp_path: Path) 
     every request of one client reaches the server that made its session, because the
     client keeps the cookie. Regression: without cookies each request went to the next
     server, which did not know the session (404, a new initialize, every other call)."""
-    with ServerThread(make_app()) as one, ServerThread(make_app()) as two:
-        with pinning_balancer(tmp_path, one.port, two.port) as url:
-            async with connect_http(url, protocol=HANDSHAKE) as client:
-                for n in range(6):
-                    result = await asyncio.wait_for(client.call_tool(name="echo", arguments={"n": n}), LIMIT)
-                    assert texts(result) == [f'{{"n": {n}}}']
-            initializes = len(one.posted("initialize")) + len(two.posted("initialize"))
-            calls = (len(one.posted("tools/call")), len(two.posted("tools/call")))
+    with (
+        ServerThread(make_app()) as one,
+        ServerThread(make_app()) as two,
+        pinning_balancer(tmp_path, one.port, two.port) as url,
+    ):
+        async with connect_http(url, protocol=HANDSHAKE) as client:
+            for n in range(6):
+                result = await asyncio.wait_for(client.call_tool(name="echo", arguments={"n": n}), LIMIT)
+                assert texts(result) == [f'{{"n": {n}}}']
+        initializes = len(one.posted("initialize")) + len(two.posted("initialize"))
+        calls = (len(one.posted("tools/call")), len(two.posted("tools/call")))
     assert initializes == 1
     assert sorted(calls) == [0, 6]
     assert [e["status"] for e in one.log + two.log if e["method"] == "POST"].count(404) == 0
@@ -494,7 +494,7 @@ async def silent_server(*, head: bytes | None = None) -> AsyncIterator[str]:
 async def test_a_server_that_never_answers_fails_within_the_reply_limit() -> None:
     async with silent_server() as url:
         started = time.monotonic()
-        with pytest.raises(ResponseLost, match="nothing came from the server for 0.5 s"):
+        with pytest.raises(ResponseLost, match=r"nothing came from the server for 0\.5 s"):
             await one_call(url, protocol=STATELESS, timeouts=HttpTimeouts(reply=0.5))
         assert time.monotonic() - started < 10
 
@@ -512,7 +512,7 @@ async def test_a_stream_that_goes_quiet_fails_within_the_idle_limit() -> None:
 async def test_a_tls_handshake_that_never_completes_fails_within_the_connect_limit(pki: Pki) -> None:
     async with silent_server() as url:
         started = time.monotonic()
-        with pytest.raises(ServerUnreachable, match="within 0.5 s"):
+        with pytest.raises(ServerUnreachable, match=r"within 0\.5 s"):
             await one_call(url.replace("http://", "https://"), verify=pki.ca_pem,
                            timeouts=HttpTimeouts(connect=0.5))
         assert time.monotonic() - started < 10
