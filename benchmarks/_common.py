@@ -44,6 +44,7 @@ TARGET_INPROCESS_SPEEDUP = 5.0
 THROUGHPUT = (
     ("stdio", "stdio tools/call, calls/s", TARGET_STDIO_SPEEDUP),
     ("http", "Streamable HTTP tools/call, calls/s", TARGET_HTTP_SPEEDUP),
+    ("https", "Streamable HTTP over TLS tools/call, calls/s", TARGET_HTTP_SPEEDUP),
     ("inprocess", "in-process tools/call, calls/s", TARGET_INPROCESS_SPEEDUP),
 )
 
@@ -179,9 +180,48 @@ async def ours_in_memory(
         yield client
 
 
+@dataclass(frozen=True)
+class Tls:
+    """A test CA (``ca``: the bundle clients trust) and a certificate of 127.0.0.1 signed by
+    it, for both servers of the HTTPS rows (``--tls CERT KEY``)."""
+
+    ca: str
+    cert: str
+    key: str
+
+    @property
+    def server_args(self) -> list[str]:
+        return ["--tls", self.cert, self.key]
+
+
+def make_tls(folder: Path) -> Tls:
+    """A fresh test CA and server certificate (trustme), written to ``folder``."""
+    import trustme
+
+    authority = trustme.CA()
+    leaf = authority.issue_cert("127.0.0.1")
+    authority.cert_pem.write_to_path(str(folder / "ca.pem"))
+    leaf.cert_chain_pems[0].write_to_path(str(folder / "server.pem"))
+    leaf.private_key_pem.write_to_path(str(folder / "server.key"))
+    return Tls(str(folder / "ca.pem"), str(folder / "server.pem"), str(folder / "server.key"))
+
+
+def sdk_http_client(tls: Tls) -> Any:
+    """The SDK's HTTP client as ``create_mcp_http_client`` makes it (30 s, 300 s to read),
+    trusting ``tls.ca``: ``streamable_http_client(url, http_client=...)``."""
+    import ssl
+
+    import httpx2
+
+    return httpx2.AsyncClient(
+        timeout=httpx2.Timeout(30.0, read=300.0), verify=ssl.create_default_context(cafile=tls.ca)
+    )
+
+
 @contextlib.asynccontextmanager
 async def http_server(command: list[str]) -> AsyncIterator[str]:
-    """Start a peer under uvicorn (it picks a free port and prints it); stop it at the end."""
+    """Start a peer under uvicorn (it picks a free port and prints it); stop it at the end.
+    Its URL is ``https://`` when the command has ``--tls``."""
     process = await asyncio.create_subprocess_exec(
         *command, stdout=asyncio.subprocess.PIPE, env=child_env()
     )
@@ -190,7 +230,8 @@ async def http_server(command: list[str]) -> AsyncIterator[str]:
         line = await asyncio.wait_for(process.stdout.readline(), 60)
         if not line.startswith(b"PORT "):
             raise SystemExit(f"{command} did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        scheme = "https" if "--tls" in command else "http"
+        yield f"{scheme}://127.0.0.1:{int(line.split()[1])}/mcp"
     finally:
         if process.returncode is None:
             process.terminate()
@@ -357,6 +398,7 @@ DISTRIBUTIONS = (
     "httptools",
     "anyio",
     "httpx2",
+    "aiohttp",
 )
 
 
@@ -368,6 +410,9 @@ def versions(*extra: str) -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[dist] = "not installed"
     found["cpus"] = str(os.cpu_count())
+    import ssl
+
+    found["openssl"] = ssl.OPENSSL_VERSION
     return found
 
 

@@ -14,7 +14,10 @@ served by two equivalent minimal servers in ``benchmarks/peers/``: ``ours_server
 2. Streamable HTTP: the same against servers under uvicorn on 127.0.0.1 (ours: ``http_app``
    + ``connect_http``; SDK: ``Server.streamable_http_app()`` + ``streamable_http_client`` +
    ``ClientSession``), with the SDK server both in its default SSE-reply mode and with
-   ``json_response=True``; the faster SDK configuration is the one compared;
+   ``json_response=True``; the faster SDK configuration is the one compared. Then the same
+   over TLS, both sides (a test CA made for the run: the servers under uvicorn with its
+   certificate, both clients trusting it: ``verify=`` for ours, an ``httpx2.AsyncClient``
+   with that trust for the SDK's);
 3. in-process, no transport: client and server in this process (ours: ``ServerSession`` +
    ``Engine`` and ``ClientSession`` + ``Engine`` over a pair of asyncio queues carrying bytes;
    SDK: ``mcp.client._memory.InMemoryTransport``, anyio memory streams carrying message
@@ -36,6 +39,7 @@ import importlib
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -124,22 +128,27 @@ async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
 
 
 @contextlib.asynccontextmanager
-async def ours_http(url: str) -> AsyncIterator[common.Connection]:
+async def ours_http(url: str, tls: common.Tls | None = None) -> AsyncIterator[common.Connection]:
     from mcp_runtime.connecting import connect_http
 
-    async with connect_http(url, protocol=ours_protocol()) as client:
+    trust = tls.ca if tls is not None else True
+    async with connect_http(url, protocol=ours_protocol(), verify=trust) as client:
         yield common.ours_connection(client, checked=False)
 
 
 @contextlib.asynccontextmanager
-async def sdk_http(url: str) -> AsyncIterator[common.Connection]:
+async def sdk_http(url: str, tls: common.Tls | None = None) -> AsyncIterator[common.Connection]:
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with (
-        streamable_http_client(url) as (read, write),
-        ClientSession(read, write) as session,
-    ):
+    async with contextlib.AsyncExitStack() as stack:
+        http_client = None
+        if tls is not None:
+            http_client = await stack.enter_async_context(common.sdk_http_client(tls))
+        read, write = await stack.enter_async_context(
+            streamable_http_client(url, http_client=http_client)
+        )
+        session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         yield common.sdk_connection(session, checked=False)
 
@@ -264,22 +273,29 @@ async def bench_stdio(settings: Settings) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-async def bench_http(settings: Settings) -> dict[str, Any]:
+async def bench_http(settings: Settings, tls: common.Tls | None = None) -> dict[str, Any]:
+    """Plain HTTP, or with ``tls`` both sides over TLS (no mixed pairs then)."""
+    extra = tls.server_args if tls is not None else []
     async with (
-        common.http_server(common.server_command(common.OURS_SERVER, "http")) as ours_url,
-        common.http_server(common.server_command(common.SDK_SERVER, "http")) as sdk_sse_url,
+        common.http_server(common.server_command(common.OURS_SERVER, "http", *extra)) as ours_url,
+        common.http_server(common.server_command(common.SDK_SERVER, "http", *extra)) as sdk_sse_url,
         common.http_server(
-            common.server_command(common.SDK_SERVER, "http", "--json-response")
+            common.server_command(common.SDK_SERVER, "http", "--json-response", *extra)
         ) as sdk_json_url,
     ):
         openers: dict[str, common.Opener] = {
-            "ours": lambda: ours_http(ours_url),
-            "sdk_sse": lambda: sdk_http(sdk_sse_url),
-            "sdk_json": lambda: sdk_http(sdk_json_url),
-            "ours_client_sdk_server": lambda: ours_http(sdk_sse_url),
-            "ours_client_sdk_json_server": lambda: ours_http(sdk_json_url),
-            "sdk_client_ours_server": lambda: sdk_http(ours_url),
+            "ours": lambda: ours_http(ours_url, tls),
+            "sdk_sse": lambda: sdk_http(sdk_sse_url, tls),
+            "sdk_json": lambda: sdk_http(sdk_json_url, tls),
         }
+        if tls is None:
+            openers.update(
+                {
+                    "ours_client_sdk_server": lambda: ours_http(sdk_sse_url),
+                    "ours_client_sdk_json_server": lambda: ours_http(sdk_json_url),
+                    "sdk_client_ours_server": lambda: sdk_http(ours_url),
+                }
+            )
         paths = await compare(openers, settings.http_calls, settings, baseline="sdk_sse")
     # Conservative: the faster of the SDK's two server configurations is the one compared.
     sdk = max(("sdk_sse", "sdk_json"), key=lambda name: paths[name]["median_calls_s"])
@@ -582,7 +598,8 @@ def render(report: Mapping[str, Any]) -> str:
         f"mcp-codegen runtime benchmark: {PACKAGE} on mcp_runtime vs {common.SDK_REQUIREMENT} "
         f"| python {env['python']}, pydantic {env['pydantic']} (core {env['pydantic-core']}), "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
-        f"httpx2 {env['httpx2']}, {env['cpus']} CPUs\nsettings: {report['settings']}"
+        f"httpx2 {env['httpx2']}, aiohttp {env['aiohttp']}, {env['openssl']}, {env['cpus']} CPUs"
+        f"\nsettings: {report['settings']}"
     )
     notes = [
         "ratio: throughput = ours/SDK calls/s (higher is better); cold start = ours/SDK "
@@ -621,6 +638,9 @@ async def measure(settings: Settings, sections: Sequence[str]) -> dict[str, Any]
     if "http" in sections:
         print("measuring Streamable HTTP ...", file=sys.stderr)
         report["http"] = await bench_http(settings)
+        print("measuring Streamable HTTP over TLS ...", file=sys.stderr)
+        with tempfile.TemporaryDirectory() as folder:
+            report["https"] = await bench_http(settings, common.make_tls(Path(folder)))
     if "inprocess" in sections:
         print("measuring in-process ...", file=sys.stderr)
         report["inprocess"] = await bench_inprocess(settings)

@@ -21,7 +21,10 @@ request carrying the 2026-07-28 envelope to its single-exchange entry). It measu
 2. Streamable HTTP, servers under uvicorn on 127.0.0.1 (``peers/_uvicorn.py``): ours =
    ``connect_http(url, protocol="auto")`` against ``http_app``; SDK = ``mcp.Client(url)``
    against ``Server.streamable_http_app()`` in its default SSE mode and with
-   ``json_response=True``; the faster SDK configuration is the one compared;
+   ``json_response=True``; the faster SDK configuration is the one compared. Then the same
+   over TLS, both sides (a test CA made for the run; ours with ``verify=`` that CA, the SDK
+   as ``mcp.Client(streamable_http_client(url, http_client=...))`` with an
+   ``httpx2.AsyncClient`` trusting it);
 3. in-process, like with like: ours = ``connect_direct(handlers, protocol="auto")``
    (no transport and no JSON-RPC: the client's request is a call of the server's
    ``build_router`` dispatcher; params and results are still validated on both sides);
@@ -54,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -135,18 +139,28 @@ async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
 
 
 @contextlib.asynccontextmanager
-async def ours_http(url: str) -> AsyncIterator[common.Connection]:
+async def ours_http(url: str, tls: common.Tls | None = None) -> AsyncIterator[common.Connection]:
     from mcp_runtime.connecting import connect_http
 
-    async with connect_http(url, protocol="auto") as client:
+    trust = tls.ca if tls is not None else True
+    async with connect_http(url, protocol="auto", verify=trust) as client:
         yield ours_checked(client)
 
 
 @contextlib.asynccontextmanager
-async def sdk_http(url: str) -> AsyncIterator[common.Connection]:
+async def sdk_http(url: str, tls: common.Tls | None = None) -> AsyncIterator[common.Connection]:
     from mcp import Client
 
-    async with Client(url) as client:  # mode="auto", cache=CacheConfig()
+    if tls is None:
+        async with Client(url) as client:  # mode="auto", cache=CacheConfig()
+            yield sdk_checked(client)
+        return
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        common.sdk_http_client(tls) as http_client,
+        Client(streamable_http_client(url, http_client=http_client)) as client,
+    ):
         yield sdk_checked(client)
 
 
@@ -268,23 +282,36 @@ async def bench_stdio(settings: Settings) -> dict[str, Any]:
     return section(paths, ["sdk"])
 
 
-async def bench_http(settings: Settings) -> dict[str, Any]:
+async def bench_http(settings: Settings, tls: common.Tls | None = None) -> dict[str, Any]:
+    """Plain HTTP, or with ``tls`` both sides over TLS (no mixed pairs then)."""
+    extra = tls.server_args if tls is not None else []
     async with (
-        common.http_server(common.server_command(common.OURS_SERVER, "http")) as ours_url,
-        common.http_server(common.server_command(common.SDK_SERVER, "http")) as sdk_sse_url,
+        common.http_server(common.server_command(common.OURS_SERVER, "http", *extra)) as ours_url,
+        common.http_server(common.server_command(common.SDK_SERVER, "http", *extra)) as sdk_sse_url,
         common.http_server(
-            common.server_command(common.SDK_SERVER, "http", "--json-response")
+            common.server_command(common.SDK_SERVER, "http", "--json-response", *extra)
         ) as sdk_json_url,
     ):
         openers: dict[str, common.Opener] = {
-            "ours": lambda: ours_http(ours_url),
-            "sdk_sse": lambda: sdk_http(sdk_sse_url),
-            "sdk_json": lambda: sdk_http(sdk_json_url),
-            "ours_client_sdk_server": lambda: ours_http(sdk_sse_url),
-            "sdk_client_ours_server": lambda: sdk_http(ours_url),
+            "ours": lambda: ours_http(ours_url, tls),
+            "sdk_sse": lambda: sdk_http(sdk_sse_url, tls),
+            "sdk_json": lambda: sdk_http(sdk_json_url, tls),
         }
+        if tls is None:
+            openers.update(
+                {
+                    "ours_client_sdk_server": lambda: ours_http(sdk_sse_url),
+                    "sdk_client_ours_server": lambda: sdk_http(ours_url),
+                }
+            )
         paths = await compare(openers, settings.http_calls, settings, baseline="sdk_sse")
     return section(paths, ["sdk_sse", "sdk_json"])
+
+
+async def bench_https(settings: Settings) -> dict[str, Any]:
+    """The HTTP pairs over TLS, with a test CA made for the run."""
+    with tempfile.TemporaryDirectory() as folder:
+        return await bench_http(settings, common.make_tls(Path(folder)))
 
 
 async def bench_inprocess(settings: Settings) -> dict[str, Any]:
@@ -370,7 +397,8 @@ def render(report: Mapping[str, Any]) -> str:
         f"mcp-codegen runtime benchmark, stateless era: {PACKAGE} on mcp_runtime vs "
         f"{common.SDK_REQUIREMENT} in auto mode | python {env['python']}, pydantic {env['pydantic']}, "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
-        f"httpx2 {env['httpx2']}, {env['cpus']} CPUs\nsettings: {report['settings']}"
+        f"httpx2 {env['httpx2']}, aiohttp {env['aiohttp']}, {env['openssl']}, {env['cpus']} CPUs"
+        f"\nsettings: {report['settings']}"
     )
     notes = [
         "ratio = ours/SDK calls/s (higher is better); * = the SDK configuration compared (the "
@@ -402,10 +430,15 @@ SECTIONS = ("stdio", "http", "inprocess")
 
 
 async def measure(settings: Settings, sections: Sequence[str]) -> dict[str, Any]:
-    benches = {"stdio": bench_stdio, "http": bench_http, "inprocess": bench_inprocess}
+    benches = {
+        "stdio": bench_stdio,
+        "http": bench_http,
+        "https": bench_https,  # part of the http section: the same pairs over TLS
+        "inprocess": bench_inprocess,
+    }
     report: dict[str, Any] = {}
-    for name in SECTIONS:
-        if name in sections:
+    for name in benches:
+        if name in sections or (name == "https" and "http" in sections):
             print(f"measuring {name} ...", file=sys.stderr)
             report[name] = await benches[name](settings)
     return report

@@ -930,8 +930,9 @@ class ServerThread:
     ``call`` runs a coroutine on the server's loop.
     """
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **uvicorn_options: Any) -> None:
         self.app = app
+        self.uvicorn_options = uvicorn_options  # e.g. ssl_certfile=, ssl_keyfile= (https)
         self.log: list[dict[str, Any]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -973,13 +974,15 @@ class ServerThread:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        scheme = "https" if "ssl_certfile" in self.uvicorn_options else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}/mcp"
         config = uvicorn.Config(
             self._asgi,
             interface="asgi3",
             lifespan="on",
             log_level="critical",
             timeout_graceful_shutdown=2,
+            **self.uvicorn_options,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)

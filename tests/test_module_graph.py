@@ -6,7 +6,7 @@ Imports are read with ``ast`` (top-level, deferred ones inside functions and
 The runtime (``runtime/mcp_runtime``) is grouped in subpackages by layer; a module may import
 only from its own layer or the layers below it:
 
-    engine < protocol < stateless < transports < auth < face (connecting, serving, __init__) < host
+    engine < protocol < stateless < transports < state < auth < face (connecting, serving, __init__) < host
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"protocol"}),
     frozenset({"stateless"}),
     frozenset({"transports"}),
+    frozenset({"state"}),
     frozenset({"auth"}),
     frozenset({"connecting", "serving", ""}),
     frozenset({"host"}),

@@ -76,7 +76,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
     archive = zipfile.ZipFile(runtime_wheel)
     names = set(archive.namelist())
     for module in ("__init__.py", "py.typed", "protocol/model.py", "protocol/spec.py",
-                   "protocol/stubs.py", "connecting.py", "serving.py", "host/cli.py"):
+                   "protocol/stubs.py", "connecting.py", "serving.py", "host/cli.py", "state/sessions.py"):
         assert f"mcp_runtime/{module}" in names, module
     assert "mcp_generated/py.typed" in names
     for revision in ("v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_07_28"):
@@ -95,6 +95,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "httptools>=0.6; extra == \"http\"",
         "jsonschema>=4.23",
         "pydantic<3,>=2.11",
+        "redis>=5.0; extra == \"redis\"",
         "typing-extensions>=4.12",
         "uvicorn>=0.30; extra == \"http\"",
     ]

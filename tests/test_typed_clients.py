@@ -274,11 +274,11 @@ def test_a_client_and_handlers_of_different_packages_are_refused(acme: ModuleTyp
 @pytest.mark.parametrize(
     ("launcher", "options", "besides"),
     [
-        ("connect_stdio", connecting.StdioOptions, {"client", "handlers", "protocol"}),
-        ("connect_http", connecting.HttpOptions, {"client", "handlers", "protocol"}),
-        ("connect_sse", connecting.SseOptions, {"client", "handlers", "protocol"}),
-        ("connect_memory", connecting.InProcessOptions, {"client", "client_handlers", "protocol"}),
-        ("connect_direct", connecting.InProcessOptions, {"client", "client_handlers", "protocol"}),
+        ("connect_stdio", connecting.StdioConnectOptions, {"client", "handlers", "protocol"}),
+        ("connect_http", connecting.HttpConnectOptions, {"client", "handlers", "protocol"}),
+        ("connect_sse", connecting.SseConnectOptions, {"client", "handlers", "protocol"}),
+        ("connect_memory", connecting.InProcessConnectOptions, {"client", "client_handlers", "protocol"}),
+        ("connect_direct", connecting.InProcessConnectOptions, {"client", "client_handlers", "protocol"}),
     ],
 )
 def test_each_launchers_options_are_typed_in_its_typed_dict(

@@ -2,7 +2,8 @@
 
 The socket is bound here to port 0 and handed to uvicorn, so there is no race for the port;
 ``PORT <n>`` is printed on stdout once uvicorn has started. Both servers get the same uvicorn
-settings: the ``httptools`` HTTP parser, the asyncio loop, no access log.
+settings: the ``httptools`` HTTP parser, the asyncio loop, no access log; and with
+``--tls CERT KEY`` on the peer's command line, TLS with that certificate (the HTTPS rows).
 """
 
 from __future__ import annotations
@@ -11,6 +12,14 @@ import asyncio
 import socket
 import sys
 from typing import Any
+
+
+def tls_files(argv: list[str]) -> dict[str, str]:
+    """uvicorn's TLS settings for ``--tls CERT KEY`` in ``argv`` (none without it)."""
+    if "--tls" not in argv:
+        return {}
+    at = argv.index("--tls")
+    return {"ssl_certfile": argv[at + 1], "ssl_keyfile": argv[at + 2]}
 
 
 def serve_on_free_port(app: Any) -> None:
@@ -30,6 +39,7 @@ def serve_on_free_port(app: Any) -> None:
         lifespan="on",
         log_level="warning",
         access_log=False,
+        **tls_files(sys.argv),  # type: ignore[arg-type]
     )
     server = uvicorn.Server(config)
 

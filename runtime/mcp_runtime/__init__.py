@@ -53,6 +53,9 @@ _EXPORTS: dict[str, str] = {
     "NotAnMcpReply": "transports.http_client",
     "ResponseLost": "transports.http_client",
     "ServerUnreachable": "transports.http_wire",
+    "TlsError": "transports.http_wire",
+    "RedirectNotFollowed": "transports.http_wire",
+    "HttpTimeouts": "transports.http_wire",
     # the stateless era
     "CachePolicy": "stateless.server",
     "MemoryUsedStates": "stateless.sealing",
@@ -85,17 +88,20 @@ __all__ = [
     "EventStore",
     "HttpApp",
     "HttpError",
+    "HttpTimeouts",
     "MemoryEventStore",
     "MemoryUsedStates",
     "NotAnMcpReply",
     "OAuthProvider",
     "ProtocolViolation",
+    "RedirectNotFollowed",
     "RequestContext",
     "ResponseLost",
     "RpcError",
     "ServerUnreachable",
     "SseFallbackDisabled",
     "SsePaths",
+    "TlsError",
     "ToolError",
     "ToolOutputError",
     "UsedStates",
@@ -166,4 +172,4 @@ if TYPE_CHECKING:
     from .transports.http_server import HttpApp
     from .transports.http_sse_server import SsePaths
     from .transports.http_streams import close_sse_stream
-    from .transports.http_wire import ServerUnreachable
+    from .transports.http_wire import HttpTimeouts, RedirectNotFollowed, ServerUnreachable, TlsError

@@ -29,6 +29,7 @@ from .protocol.packages import VersionError
 from .protocol.stubs import ClientHandlersBase, Outbound
 from .transports.http_client import HttpAuth, HttpClientSession, HttpClientTransport
 from .transports.memory import DirectLink, DirectTransport
+from .transports.http_wire import ClientCert, HttpOptions, HttpTimeouts, Verify
 from .transports.sse_client import SSE, SseClientSession, SseClientTransport
 from .transports.stdio import spawn
 
@@ -44,8 +45,8 @@ C = TypeVar("C", bound=Outbound)
 the package the ``handlers=`` come from.
 
 Typing: each ``connect_*`` has four overloads that differ only in ``client``/``handlers``/
-``protocol``; every other keyword is one ``TypedDict`` per launcher (``StdioOptions``,
-``HttpOptions``, ...), so a new option is added to the implementation and to its
+``protocol``; every other keyword is one ``TypedDict`` per launcher (``StdioConnectOptions``,
+``HttpConnectOptions``, ...), so a new option is added to the implementation and to its
 ``TypedDict``, nowhere else (a test checks that they agree)."""
 
 
@@ -66,32 +67,44 @@ class SessionOptions(TypedDict, total=False):
     tasks: bool
 
 
-class StdioOptions(SessionOptions, total=False):
+class StdioConnectOptions(SessionOptions, total=False):
     """``connect_stdio``'s keyword options besides ``client``, ``handlers``, ``protocol``."""
 
     env: dict[str, str] | None
     cwd: str | None
 
 
-class HttpOptions(SessionOptions, total=False):
+class HttpConnectOptions(SessionOptions, total=False):
     """``connect_http``'s keyword options besides ``client``, ``handlers``, ``protocol``."""
 
     headers: dict[str, str] | None
     bearer_token: str | None
     auth: HttpAuth | None
     legacy_sse_fallback: bool
+    verify: Verify
+    cert: ClientCert | None
+    proxy: str | None
+    trust_env: bool
+    timeouts: HttpTimeouts | None
+    http_session: Any
 
 
-class SseOptions(SessionOptions, total=False):
+class SseConnectOptions(SessionOptions, total=False):
     """``connect_sse``'s keyword options besides ``client``, ``handlers``, ``protocol``."""
 
     headers: dict[str, str] | None
     bearer_token: str | None
     auth: HttpAuth | None
     endpoint_timeout: float
+    verify: Verify
+    cert: ClientCert | None
+    proxy: str | None
+    trust_env: bool
+    timeouts: HttpTimeouts | None
+    http_session: Any
 
 
-class InProcessOptions(SessionOptions, total=False):
+class InProcessConnectOptions(SessionOptions, total=False):
     """``connect_memory``'s and ``connect_direct``'s keyword options besides ``client``,
     ``client_handlers``, ``protocol``."""
 
@@ -143,21 +156,21 @@ async def connect(
 @overload
 def connect_stdio(
     command: Sequence[str], *, client: type[C], handlers: ClientHandlersBase[C] | None = None,
-    protocol: ProtocolChoice = ..., **options: Unpack[StdioOptions],
+    protocol: ProtocolChoice = ..., **options: Unpack[StdioConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_stdio(
     command: Sequence[str], *, handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
-    **options: Unpack[StdioOptions],
+    **options: Unpack[StdioConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_stdio(
-    command: Sequence[str], *, protocol: Literal["auto"] = ..., **options: Unpack[StdioOptions]
+    command: Sequence[str], *, protocol: Literal["auto"] = ..., **options: Unpack[StdioConnectOptions]
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_stdio(
     command: Sequence[str], *, protocol: ModuleType | Sequence[ModuleType],
-    **options: Unpack[StdioOptions],
+    **options: Unpack[StdioConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_stdio(
@@ -199,21 +212,21 @@ async def connect_stdio(
 @overload
 def connect_http(
     url: str, *, client: type[C], handlers: ClientHandlersBase[C] | None = None,
-    protocol: ProtocolChoice = ..., **options: Unpack[HttpOptions],
+    protocol: ProtocolChoice = ..., **options: Unpack[HttpConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_http(
     url: str, *, handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
-    **options: Unpack[HttpOptions],
+    **options: Unpack[HttpConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_http(
-    url: str, *, protocol: Literal["auto"] = ..., **options: Unpack[HttpOptions]
+    url: str, *, protocol: Literal["auto"] = ..., **options: Unpack[HttpConnectOptions]
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_http(
     url: str, *, protocol: ModuleType | Sequence[ModuleType],
-    **options: Unpack[HttpOptions],
+    **options: Unpack[HttpConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_http(
@@ -226,6 +239,12 @@ async def connect_http(
     bearer_token: str | None = None,
     auth: Any = None,
     legacy_sse_fallback: bool = True,
+    verify: Verify = True,
+    cert: ClientCert | None = None,
+    proxy: str | None = None,
+    trust_env: bool = True,
+    timeouts: HttpTimeouts | None = None,
+    http_session: Any = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
@@ -235,6 +254,15 @@ async def connect_http(
     :class:`~mcp_runtime.auth.oauth.OAuthProvider` (or any ``HttpAuth``) that puts
     credentials on every request and answers 401/403 challenges.
 
+    How the server is reached, ``http://`` or ``https://`` (see
+    :class:`~mcp_runtime.transports.http_wire.HttpOptions`): ``verify`` (True: the system
+    trust store; a CA bundle path or an ``ssl.SSLContext``; False: no checks, for local
+    testing), ``cert`` (a client certificate: mutual TLS), ``proxy`` (else ``HTTP_PROXY``,
+    ``HTTPS_PROXY`` and ``NO_PROXY`` when ``trust_env``), ``timeouts``
+    (:class:`~mcp_runtime.transports.http_wire.HttpTimeouts`: connect, reply, idle stream),
+    ``http_session`` (an ``aiohttp.ClientSession`` of your own, used as it is configured
+    and never closed here).
+
     ``legacy_sse_fallback``: when the first POST gets 400, 404 or 405 without a stateless-era
     error body, and ``protocol`` offers a handshake-era revision, connect to ``url`` with the
     deprecated HTTP+SSE transport instead (``connect_sse``; ``client.session.transport_kind``
@@ -242,7 +270,11 @@ async def connect_http(
 
     ``client``, ``handlers``, ``protocol``: as for :func:`connect_stdio`.
     """
-    transport = HttpClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    limits = timeouts or HttpTimeouts()
+    http_options = HttpOptions(verify, cert, proxy, trust_env, limits, http_session)
+    transport = HttpClientTransport(
+        url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
+    )
     session = HttpClientSession(protocol, handlers, client=client, **options)
     session.transport = transport
     session.origin = url
@@ -250,7 +282,9 @@ async def connect_http(
 
     def over_sse() -> contextlib.AbstractAsyncContextManager[Any]:
         return _connect_sse(url, client=client, protocol=protocol, handlers=handlers,
-                            headers=headers, bearer_token=bearer_token, auth=auth, **options)
+                            headers=headers, bearer_token=bearer_token, auth=auth,
+                            verify=verify, cert=cert, proxy=proxy, trust_env=trust_env,
+                            timeouts=limits, http_session=http_session, **options)
 
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(transport.close)
@@ -322,21 +356,21 @@ def falls_back_to_sse(error: HttpError, session: ClientSession, enabled: bool, u
 @overload
 def connect_sse(
     url: str, *, client: type[C], handlers: ClientHandlersBase[C] | None = None,
-    protocol: ProtocolChoice = ..., **options: Unpack[SseOptions],
+    protocol: ProtocolChoice = ..., **options: Unpack[SseConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_sse(
     url: str, *, handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
-    **options: Unpack[SseOptions],
+    **options: Unpack[SseConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_sse(
-    url: str, *, protocol: Literal["auto"] = ..., **options: Unpack[SseOptions]
+    url: str, *, protocol: Literal["auto"] = ..., **options: Unpack[SseConnectOptions]
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_sse(
     url: str, *, protocol: ModuleType | Sequence[ModuleType],
-    **options: Unpack[SseOptions],
+    **options: Unpack[SseConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_sse(
@@ -349,14 +383,22 @@ async def connect_sse(
     bearer_token: str | None = None,
     auth: HttpAuth | None = None,
     endpoint_timeout: float = 10.0,
+    verify: Verify = True,
+    cert: ClientCert | None = None,
+    proxy: str | None = None,
+    trust_env: bool = True,
+    timeouts: HttpTimeouts | None = None,
+    http_session: Any = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a server of the deprecated HTTP+SSE transport; yield the typed ``Client``.
 
-    ``url`` is the SSE endpoint (``http://host:port/sse``). Only the handshake-era
-    revisions of ``protocol`` are offered (``initialize``, newest first); other options are
-    those of ``connect_http``. Leaving the block closes the stream, which ends the session.
-    ``client``, ``handlers``, ``protocol``: as for :func:`connect_stdio`.
+    ``url`` is the SSE endpoint (``http://host:port/sse``, or ``https://``). Only the
+    handshake-era revisions of ``protocol`` are offered (``initialize``, newest first);
+    other options are those of ``connect_http`` (``verify``, ``cert``, ``proxy``,
+    ``trust_env``, ``timeouts`` and ``http_session`` included). Leaving the block closes the
+    stream, which ends the session. ``client``, ``handlers``, ``protocol``: as for
+    :func:`connect_stdio`.
     """
     packages, negotiation = choose_packages(protocol, handlers, client)
     handshake = [p.module for p in packages if p.era == HANDSHAKE]
@@ -367,7 +409,10 @@ async def connect_sse(
         )
     session = SseClientSession(handshake, handlers, client=client, **options)
     session.negotiation = negotiation
-    transport = SseClientTransport(url, headers=headers, bearer_token=bearer_token, auth=auth)
+    http_options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session)
+    transport = SseClientTransport(
+        url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
+    )
     try:
         await transport.open(endpoint_timeout)
         async with connect(transport, session) as connected:
@@ -386,21 +431,21 @@ _connect_sse: Callable[..., AbstractAsyncContextManager[Any]] = connect_sse
 @overload
 def connect_memory(
     handlers: object, *, client: type[C], client_handlers: ClientHandlersBase[C] | None = None,
-    protocol: ProtocolChoice = ..., **options: Unpack[InProcessOptions],
+    protocol: ProtocolChoice = ..., **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_memory(
     handlers: object, *, client_handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
-    **options: Unpack[InProcessOptions],
+    **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_memory(
-    handlers: object, *, protocol: Literal["auto"] = ..., **options: Unpack[InProcessOptions]
+    handlers: object, *, protocol: Literal["auto"] = ..., **options: Unpack[InProcessConnectOptions]
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_memory(
     handlers: object, *, protocol: ModuleType | Sequence[ModuleType],
-    **options: Unpack[InProcessOptions],
+    **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_memory(
@@ -449,21 +494,21 @@ async def connect_memory(
 @overload
 def connect_direct(
     handlers: object, *, client: type[C], client_handlers: ClientHandlersBase[C] | None = None,
-    protocol: ProtocolChoice = ..., **options: Unpack[InProcessOptions],
+    protocol: ProtocolChoice = ..., **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_direct(
     handlers: object, *, client_handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
-    **options: Unpack[InProcessOptions],
+    **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[C]: ...
 @overload
 def connect_direct(
-    handlers: object, *, protocol: Literal["auto"] = ..., **options: Unpack[InProcessOptions]
+    handlers: object, *, protocol: Literal["auto"] = ..., **options: Unpack[InProcessConnectOptions]
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_direct(
     handlers: object, *, protocol: ModuleType | Sequence[ModuleType],
-    **options: Unpack[InProcessOptions],
+    **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_direct(

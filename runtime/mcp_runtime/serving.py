@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from .engine.jsonrpc import Engine
@@ -18,6 +19,11 @@ from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 
 if TYPE_CHECKING:
     from .transports.http_server import HttpApp
+
+#: Setting it switches :func:`http_app` to state shared by workers, in Redis.
+REDIS_URL_ENV = "MCP_REDIS_URL"
+#: The options of :func:`http_app` about shared state (see ``mcp_runtime.state``).
+SHARED_OPTIONS = frozenset({"state", "redis_url", "redis_prefix", "session_affinity"})
 
 
 async def serve(
@@ -66,10 +72,23 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     each session; HTTP options are those of :class:`HttpApp`. ``legacy_sse=True`` also
     serves 2024-11-05 clients over the deprecated HTTP+SSE transport (GET ``/sse``, POST
     ``/messages/``; pass :class:`~mcp_runtime.transports.http_sse_server.SsePaths` for other paths).
+
+    Several workers share their state in Redis when ``MCP_REDIS_URL`` is set (or
+    ``redis_url=...``, or ``state=RedisState(...)``; ``redis_prefix`` namespaces the keys):
+    changes, tasks, resumable streams, single-use states, the key ring of ``requestState``,
+    and handshake-era sessions, which any worker then serves (``session_affinity=True``
+    keeps each session in the worker that created it: faster, but the load balancer must
+    route by ``Mcp-Session-Id``). See ``mcp_runtime.state``.
     """
     from .stateless.router import MODERN_OPTIONS, Eras
     from .transports.http_server import HttpApp
     from .transports.http_stateless import ModernEndpoint
+
+    state = sessions = None
+    if SHARED_OPTIONS & options.keys() or os.environ.get(REDIS_URL_ENV):
+        from .state import shared_options
+
+        options, state, sessions = shared_options(options)
 
     server_keys = {
         "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
@@ -84,10 +103,17 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
         assert session is not None
         return session
 
+    endpoint = ModernEndpoint(modern) if modern is not None else None
+    if endpoint is not None and state is not None:
+        from .state import share_cancels
+
+        share_cancels(state, endpoint)
     return HttpApp(
         make_session if eras.handshake else None,
         path=path,
-        modern=ModernEndpoint(modern) if modern is not None else None,
+        modern=endpoint,
         legacy_versions=[p.version for p in eras.handshake],
+        shared=sessions,
+        state=state,
         **app_options,
     )

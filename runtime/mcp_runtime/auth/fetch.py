@@ -1,38 +1,36 @@
-"""One-shot HTTP exchanges of the OAuth client (metadata, registration, tokens) and the
-user agent that takes the user to the authorization URL."""
+"""The HTTP exchanges of the OAuth client (metadata, registration, tokens) and the user
+agent that takes the user to the authorization URL.
+
+They go through aiohttp, like every HTTP request of the runtime: through the HTTP client of
+the connection the provider rides on (:func:`fetch_through`: its trust store, client
+certificate, proxy and session), or, outside a connection, a client of their own
+(:func:`http_fetch`). Redirects are not followed: the caller sees the 3xx.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import ssl
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic_core import from_json
+from ..transports.http_client import open_client
+from ..transports.http_wire import (
+    ClientCert,
+    HttpOptions,
+    HttpReply,
+    HttpTimeouts,
+    ServerUnreachable,
+    Verify,
+)
 
-from ..transports.http_wire import _Connection, read_response, request_head
+if TYPE_CHECKING:
+    from ..transports.http_aiohttp import HttpClient
+
+__all__ = ["Fetch", "HttpReply", "OAuthError", "UserAgent", "auto_approve", "fetch_through", "http_fetch"]
 
 
 class OAuthError(Exception):
     """An authorization step failed; the message says which and why."""
-
-
-@dataclass(frozen=True)
-class HttpReply:
-    """A complete HTTP response (header names lower-cased)."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        """The body as JSON, or None when it is not JSON."""
-        try:
-            return from_json(self.body, allow_inf_nan=False)
-        except ValueError:
-            return None
 
 
 Fetch = Callable[[str, str, bytes, Mapping[str, str]], Awaitable[HttpReply]]
@@ -40,32 +38,42 @@ Fetch = Callable[[str, str, bytes, Mapping[str, str]], Awaitable[HttpReply]]
 
 
 async def http_fetch(
-    method: str, url: str, body: bytes = b"", headers: Mapping[str, str] | None = None
+    method: str,
+    url: str,
+    body: bytes = b"",
+    headers: Mapping[str, str] | None = None,
+    *,
+    verify: Verify = True,
+    cert: ClientCert | None = None,
+    proxy: str | None = None,
+    trust_env: bool = True,
+    timeouts: HttpTimeouts | None = None,
+    http_session: Any = None,
 ) -> HttpReply:
-    """One HTTP/1.1 request on a fresh connection (``Connection: close``); no redirects."""
+    """One HTTP request on a client of its own (closed after it); no redirects. The
+    keyword arguments are ``connect_http``'s (``functools.partial(http_fetch, verify=...)``
+    is a :data:`Fetch` with a custom trust store)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise OAuthError(f"cannot fetch {url!r}: only http(s) URLs are supported")
-    secure = parts.scheme == "https"
-    port = parts.port or (443 if secure else 80)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    head = request_head(method, target, parts.netloc, {"Connection": "close", **(headers or {})}, body)
+    options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session)
+    http = open_client(url, {}, options)
     try:
-        reader, writer = await asyncio.open_connection(
-            parts.hostname, port, ssl=ssl.create_default_context() if secure else None
-        )
-    except OSError as error:
-        raise OAuthError(f"cannot reach {url}: {error}") from None
-    try:
-        writer.write(head + body)
-        await writer.drain()
-        response = await read_response(_Connection(reader, writer))
-        data = await response.read()
-    except (OSError, ValueError, IndexError, asyncio.IncompleteReadError) as error:
-        raise OAuthError(f"{method} {url} failed: {error or type(error).__name__}") from None
+        return await fetch_through(http, method, url, body, headers or {})
     finally:
-        writer.close()
-    return HttpReply(response.status, response.headers, data)
+        await http.close()
+
+
+async def fetch_through(
+    http: HttpClient, method: str, url: str, body: bytes, headers: Mapping[str, str]
+) -> HttpReply:
+    """``http.fetch`` (a connection's HTTP client), its failures as :class:`OAuthError`."""
+    try:
+        return await http.fetch(method, url, body, headers)
+    except ServerUnreachable as error:
+        raise OAuthError(f"cannot reach {url}: {error}") from None
+    except (ConnectionError, ValueError) as error:
+        raise OAuthError(f"{method} {url} failed: {error}") from None
 
 
 UserAgent = Callable[[str], Awaitable[str]]

@@ -23,9 +23,10 @@ client may use refresh tokens; otherwise it is dropped from the selection. Autho
 and for the RFC 9207 ``iss`` parameter (simple string comparison).
 
 Failures a user can act on raise :class:`OAuthError` with a message naming what was tried.
-Nothing here needs a third-party HTTP library: requests go through :func:`http_fetch`, a
-one-shot HTTP/1.1 exchange on asyncio streams (``http`` and ``https``), replaceable via
-``fetch=``.
+Every metadata, registration and token request goes through aiohttp, by default through
+the HTTP client of the connection the provider rides on (so its trust store, client
+certificate, proxy and session reach the authorization server too), else through
+:func:`http_fetch`; ``fetch=`` replaces both. Redirects are not followed.
 """
 
 from __future__ import annotations
@@ -37,13 +38,12 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from pydantic_core import to_json
 
 from ..transports.http_client import HttpAuth
-from ..transports.http_wire import HttpClient, Response
 from .discovery import (
     _origin,
     canonical_resource,
@@ -55,8 +55,13 @@ from .discovery import (
     server_metadata_urls,
     union_scopes,
 )
-from .fetch import Fetch, HttpReply, OAuthError, UserAgent, auto_approve, http_fetch
+from .fetch import Fetch, HttpReply, OAuthError, UserAgent, auto_approve, fetch_through, http_fetch
 from .tokens import ClientMetadata, ClientRegistration, MemoryTokenStorage, Tokens, TokenStorage
+
+if TYPE_CHECKING:
+    import aiohttp
+
+    from ..transports.http_aiohttp import HttpClient
 
 __all__ = [
     "AuthMethod",
@@ -147,7 +152,7 @@ class OAuthProvider:
         client_metadata: ClientMetadata | None = None,
         scope: str | None = None,
         storage: TokenStorage | None = None,
-        fetch: Fetch = http_fetch,
+        fetch: Fetch | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if client_metadata_url is not None:
@@ -165,7 +170,10 @@ class OAuthProvider:
         self.client_metadata = client_metadata or ClientMetadata()
         self.default_scope = scope
         self.storage: TokenStorage = storage or MemoryTokenStorage()
+        #: how metadata, registration and token requests are sent (None: through the HTTP
+        #: client of the connection this provider rides on, else :func:`http_fetch`)
         self.fetch = fetch
+        self._http: HttpClient | None = None
         self.clock = clock
         self._preregistered = (
             ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
@@ -180,10 +188,11 @@ class OAuthProvider:
 
     async def send(
         self, http: HttpClient, method: str, body: bytes, headers: dict[str, str]
-    ) -> Response:
+    ) -> aiohttp.ClientResponse:
         """Send with the current token; on a 401, or a 403 ``insufficient_scope``,
         authorize and retry. Each kind of challenge is answered at most once per request:
         a repeat raises :class:`OAuthError` rather than looping."""
+        self._http = http  # the flow's own requests go through it too (trust, proxy)
         answered: set[int] = set()
         while True:
             sent = await self.authorization()
@@ -194,11 +203,10 @@ class OAuthProvider:
             response = await http.request(method, body, headers)
             if response.status not in (401, 403):
                 return response
-            challenge = parse_challenge(response.headers.get("www-authenticate", ""))
+            challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
             if response.status == 403 and challenge.get("error") != "insufficient_scope":
                 return response  # forbidden for another reason: not ours to fix
-            reply = HttpReply(response.status, response.headers, await response.read())
-            http.release(response)
+            reply = HttpReply(response.status, response.headers, await http.read(response))
             if response.status in answered:
                 raise OAuthError(self._refused(reply, challenge))
             answered.add(response.status)
@@ -208,6 +216,16 @@ class OAuthProvider:
                 await self.handle_challenge(
                     response.status, challenge, headers.get("MCP-Protocol-Version")
                 )
+
+    async def _fetch(
+        self, method: str, url: str, body: bytes, headers: Mapping[str, str]
+    ) -> HttpReply:
+        """One request of the flow: through ``fetch=``, else the connection's client."""
+        if self.fetch is not None:
+            return await self.fetch(method, url, body, headers)
+        if self._http is not None:
+            return await fetch_through(self._http, method, url, body, headers)
+        return await http_fetch(method, url, body, headers)
 
     def _refused(self, reply: HttpReply, challenge: Mapping[str, str]) -> str:
         if reply.status == 403:
@@ -270,7 +288,7 @@ class OAuthProvider:
         prm: dict[str, Any] | None = None
         tried = resource_metadata_urls(self.server_url, hinted)
         for url in tried:
-            reply = await self.fetch("GET", url, b"", request_headers)
+            reply = await self._fetch("GET", url, b"", request_headers)
             document = reply.json() if reply.status == 200 else None
             if isinstance(document, dict):
                 prm = document
@@ -321,7 +339,7 @@ class OAuthProvider:
         self, issuer: str, request_headers: Mapping[str, str]
     ) -> dict[str, Any] | None:
         for url in server_metadata_urls(issuer):
-            reply = await self.fetch("GET", url, b"", request_headers)
+            reply = await self._fetch("GET", url, b"", request_headers)
             document = reply.json() if reply.status == 200 else None
             if not isinstance(document, dict):
                 if reply.status >= 500:
@@ -388,7 +406,7 @@ class OAuthProvider:
             endpoint = _origin(discovery.issuer) + "/register"  # 2025-03-26 default
         wanted = self._preferred_method(metadata, secret=True)
         document = self.client_metadata.document(wanted, scope)
-        reply = await self.fetch(
+        reply = await self._fetch(
             "POST",
             endpoint,
             to_json(document),
@@ -512,7 +530,7 @@ class OAuthProvider:
                 f"use one of {', '.join(AUTH_METHODS)} (token_endpoint_auth_method=)"
             )
         endpoint = discovery.endpoint("token_endpoint", "/token")
-        reply = await self.fetch("POST", endpoint, urlencode(form).encode(), headers)
+        reply = await self._fetch("POST", endpoint, urlencode(form).encode(), headers)
         answer = reply.json()
         if reply.status != 200 or not isinstance(answer, dict) or not answer.get("access_token"):
             raise OAuthError(f"the token request ({form['grant_type']}) to {endpoint} failed: {_describe(reply)}")

@@ -32,6 +32,9 @@ class ChangeFeed:
 
     def __init__(self) -> None:
         self._listeners: dict[Callable[[str, dict[str, Any]], None], object] = {}
+        #: Also tell other workers: set by ``mcp_runtime.state`` when the workers share
+        #: their state (called with the method, the params and the origin).
+        self.relay: Callable[[str, Mapping[str, Any] | None, object], None] | None = None
 
     def subscribe(
         self, listener: Callable[[str, dict[str, Any]], None], owner: object = None
@@ -55,6 +58,8 @@ class ChangeFeed:
         for listener, owner in list(self._listeners.items()):
             if origin is None or owner is not origin:
                 contextvars.Context().run(listener, method, dict(params or {}))
+        if self.relay is not None:
+            self.relay(method, params, origin)
 
     def tools_changed(self) -> None:
         self.publish("notifications/tools/list_changed")

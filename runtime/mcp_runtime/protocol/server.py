@@ -180,6 +180,7 @@ class ServerSession(Session):
         if self.task_store is not None and isinstance(params, dict) and "task" in params:
             created = self.start_task(method, params, lambda: self._serve(method, params, request_id))
             if created is not None:
+                await self.task_store.saved(created["task"]["taskId"])
                 return created
         return await self._serve(method, params, request_id)
 

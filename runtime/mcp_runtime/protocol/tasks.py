@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from ..engine.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError, handler_failed, quoted
 from .results import to_wire
@@ -163,17 +163,62 @@ class TaskStore:
             if record.runner is not None and not record.runner.done():
                 record.runner.cancel()
 
+    # -- what the tasks/* built-ins call (the TaskKeeper protocol) ---------------------------
+
+    async def saved(self, task_id: str) -> None:
+        """Nothing to wait for: a task in memory is there as soon as it is started."""
+
+    async def get_wire(self, task_id: str) -> dict[str, Any]:
+        return self.get(task_id).wire()
+
+    async def list_wire(self) -> list[dict[str, Any]]:
+        self._expire()
+        return [record.wire() for record in self.records.values()]
+
+    async def cancel_wire(self, task_id: str) -> dict[str, Any]:
+        return (await self.cancel(task_id)).wire()
+
+
+class StartedTask(Protocol):
+    """A task a :class:`TaskKeeper` started: its wire form for the ``CreateTaskResult``."""
+
+    def wire(self) -> dict[str, Any]: ...
+
+
+class TaskKeeper(Protocol):
+    """Where a session's tasks live: :class:`TaskStore` in memory (the default), or a store
+    shared by several workers (``mcp_codegen.runtime.state``)."""
+
+    def start(
+        self, method: str, ttl_ms: int | None, work: Callable[[], Awaitable[Any]]
+    ) -> StartedTask: ...
+
+    async def saved(self, task_id: str) -> None:
+        """Return once a task just started can be found by every worker (the server
+        answers with the ``CreateTaskResult`` then); raise if it could not be recorded."""
+        ...
+
+    async def get_wire(self, task_id: str) -> dict[str, Any]: ...
+
+    async def outcome(self, task_id: str) -> Any: ...
+
+    async def list_wire(self) -> list[dict[str, Any]]: ...
+
+    async def cancel_wire(self, task_id: str) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
 
 class TaskBuiltins:
     """``tasks/get``, ``tasks/result``, ``tasks/list``, ``tasks/cancel`` over a session's
     task store: the runtime answers them on the side that runs tasks (``tasks=True``)."""
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: TaskKeeper) -> None:
         self.store = store
 
     async def get_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
         """A task's status comes from the runtime's task store."""
-        return self.store.get(params.task_id).wire()
+        return await self.store.get_wire(params.task_id)
 
     async def get_task_payload(self, params: Any, ctx: RequestContext[Any]) -> Any:
         """A task's result is what the handler that ran as the task returned."""
@@ -184,8 +229,8 @@ class TaskBuiltins:
 
     async def list_tasks(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
         """The runtime lists the tasks of its store."""
-        return {"tasks": [record.wire() for record in self.store.records.values()]}
+        return {"tasks": await self.store.list_wire()}
 
     async def cancel_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
         """The runtime cancels the task's handler (it sees asyncio.CancelledError)."""
-        return (await self.store.cancel(params.task_id)).wire()
+        return await self.store.cancel_wire(params.task_id)

@@ -105,6 +105,7 @@ class EraRouter:
 
 MODERN_OPTIONS = (
     "state_key",
+    "state_keys",
     "state_ttl",
     "single_use_state",
     "used_states",

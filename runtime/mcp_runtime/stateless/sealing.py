@@ -22,6 +22,8 @@ logger = logging.getLogger("mcp_runtime")
 
 #: Environment variable holding the key that seals ``requestState`` (shared by workers).
 STATE_KEY_ENV = "MCP_REQUEST_STATE_KEY"
+#: The same as a key ring: comma-separated keys, newest first (the newest seals).
+STATE_KEYS_ENV = "MCP_REQUEST_STATE_KEYS"
 
 
 DEFAULT_STATE_TTL = 600.0
@@ -38,27 +40,56 @@ def _unb64(text: str) -> bytes:
 class StateSealer:
     """Seals ``requestState`` so a client can carry it but not change it.
 
-    The key comes from ``key``, else the ``MCP_REQUEST_STATE_KEY`` environment variable,
-    else a random per-process key. Several workers behind one endpoint must share a key
-    (set the variable), or a retry that lands on another worker is rejected.
+    Keys form a ring, newest first: the newest seals, every one of them opens (so a key
+    can be rotated: states sealed with the old one stay valid until they expire). They come
+    from ``keys`` (a list the caller may update in place: a key ring kept in Redis), else
+    ``key``, else the ``MCP_REQUEST_STATE_KEYS`` environment variable (comma-separated,
+    newest first), else ``MCP_REQUEST_STATE_KEY``, else a random per-process key. Several
+    workers behind one endpoint must share the keys, or a retry that lands on another
+    worker is rejected.
     """
 
-    def __init__(self, key: bytes | str | None = None, ttl: float = DEFAULT_STATE_TTL) -> None:
-        if key is None:
-            key = os.environ.get(STATE_KEY_ENV) or secrets.token_bytes(32)
-        self.key = key.encode("utf-8") if isinstance(key, str) else key
+    def __init__(
+        self,
+        key: bytes | str | None = None,
+        ttl: float = DEFAULT_STATE_TTL,
+        *,
+        keys: list[bytes] | None = None,
+    ) -> None:
+        if keys is None:
+            ring = os.environ.get(STATE_KEYS_ENV) if key is None else None
+            if ring:
+                keys = [part.strip().encode("utf-8") for part in ring.split(",") if part.strip()]
+            else:
+                if key is None:
+                    key = os.environ.get(STATE_KEY_ENV) or secrets.token_bytes(32)
+                keys = [key.encode("utf-8") if isinstance(key, str) else key]
+        if not keys:
+            raise ValueError("a StateSealer needs at least one key")
+        self.keys = keys
         self.ttl = ttl
+
+    @property
+    def key(self) -> bytes:
+        """The key that seals (the newest of the ring)."""
+        return self.keys[0]
 
     def seal(self, payload: Mapping[str, Any]) -> str:
         body = _b64(json.dumps({**payload, "x": int(time.time() + self.ttl)},
                                separators=(",", ":")).encode("utf-8"))
-        return body + "." + _b64(hmac.new(self.key, body.encode("ascii"), hashlib.sha256).digest())
+        return body + "." + _b64(hmac.new(self.keys[0], body.encode("ascii"), hashlib.sha256).digest())
 
     def open(self, token: Any) -> dict[str, Any]:
         """The payload of a sealed state; RpcError(-32602) if it was altered or expired."""
         body, _, tag = token.partition(".") if isinstance(token, str) else ("", "", "")
-        expected = _b64(hmac.new(self.key, body.encode("ascii", "replace"), hashlib.sha256).digest())
-        if not body or not hmac.compare_digest(tag.encode("utf-8"), expected.encode("ascii")):
+        signed, given, keys = body.encode("ascii", "replace"), tag.encode("utf-8"), self.keys
+        valid = hmac.compare_digest(given, _b64(hmac.new(keys[0], signed, hashlib.sha256).digest()).encode("ascii"))
+        if not valid and len(keys) > 1:  # sealed before the newest key came (rotation)
+            valid = any(
+                hmac.compare_digest(given, _b64(hmac.new(key, signed, hashlib.sha256).digest()).encode("ascii"))
+                for key in keys[1:]
+            )
+        if not body or not valid:
             raise RpcError(
                 INVALID_PARAMS,
                 "Invalid params: requestState failed its integrity check; "

@@ -216,6 +216,7 @@ class StatelessServer(ServerSession):
         packages: Sequence[ProtocolPackage | ModuleType] | None = None,
         changes: ChangeFeed | None = None,
         state_key: bytes | str | None = None,
+        state_keys: list[bytes] | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
         cache: CachePolicy | None = None,
         server_info_in_results: bool = True,
@@ -233,7 +234,7 @@ class StatelessServer(ServerSession):
         self._versions = tuple(p.version for p in modern)
         self.package = modern[0]
         self.changes = changes or ChangeFeed()
-        self.sealer = StateSealer(state_key, state_ttl)
+        self.sealer = StateSealer(state_key, state_ttl, keys=state_keys)
         self.single_use_state = single_use_state
         self.used_states: UsedStates = used_states if used_states is not None else MemoryUsedStates()
         self.cache = cache or CachePolicy()

@@ -1,10 +1,12 @@
 """Streamable HTTP client: the transport (:class:`HttpClientTransport`) and the client
 session over it (:class:`HttpClientSession`).
 
-Requests go out on a small keep-alive HTTP/1.1 client (``http_wire``; no HTTP library is
-needed). Responses are JSON or SSE; every message they carry is handed to the JSON-RPC
-engine. Credentials come from an :class:`HttpAuth` (``mcp_runtime.auth.oauth`` implements
-it).
+The HTTP itself (connections, keep-alive, TLS, proxies, cookies, chunked bodies, time
+limits) is aiohttp's, configured in ``http_aiohttp``; this module keeps the MCP parts: the
+headers the spec names, SSE events read from the body stream, the session id, resumption,
+the 404 re-initialize, and the stateless era's POST-only rules. Responses are JSON or SSE;
+every message they carry is handed to the JSON-RPC engine. Credentials come from an
+:class:`HttpAuth` (``mcp_runtime.auth.oauth`` implements it).
 
 The stateless era (2026-07-28) is POST only: no session, no GET stream, no DELETE; every
 POST carries the request-metadata headers (``http_headers.request_headers``), and closing a reply
@@ -13,12 +15,11 @@ stream is how a request is cancelled.
 A message is POSTed once, never again: a POST whose connection breaks may have reached the
 server (and a tool may have run), so the call fails with :class:`ResponseLost` and the caller
 decides whether to send it again, as a new request with a new id (the transport rules: HC-5,
-HC-6). The only request sent twice is an idempotent one (GET, DELETE) whose reused
-keep-alive connection broke before any byte of the response came back; a pooled connection
-the server has closed is noticed before it is used (``HttpClient._connect``), and a
-refused connection means nothing was sent (``ServerUnreachable``). Resuming a broken
-SSE reply with GET + ``Last-Event-ID`` (handshake era) is not a re-send: it reads the rest
-of the same reply.
+HC-6). A pooled connection the server has closed is noticed before it carries a POST, and a
+refused connection means nothing was sent (``ServerUnreachable``). aiohttp may send a GET
+or DELETE a second time when its connection broke before the response came (both are safe
+to repeat). Resuming a broken SSE reply with GET + ``Last-Event-ID`` (handshake era) is not
+a re-send: it reads the rest of the same reply.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic_core import from_json, to_json
 
@@ -37,7 +38,12 @@ from ..protocol.errors import AuthRequired, HttpError
 from ..protocol.meta import DISCOVER, HEADER_MISMATCH
 from ..protocol.negotiation import STATELESS
 from .http_headers import REQUEST_HEADERS, InvalidHeaderAnnotation, param_headers, request_headers
-from .http_wire import HttpClient, Response, ServerUnreachable
+from .http_wire import BrokenReply, HttpOptions, ServerUnreachable
+
+if TYPE_CHECKING:
+    import aiohttp
+
+    from .http_aiohttp import HttpClient
 
 logger = logging.getLogger("mcp_runtime")
 
@@ -52,6 +58,8 @@ class ResponseLost(ConnectionClosed, ConnectionError):
 #: How many times a handshake-era reply stream is resumed (GET + Last-Event-ID) before
 #: the request is given up as lost.
 MAX_RESUMPTIONS = 10
+#: Seconds closing a handshake-era client waits for the DELETE that ends its session.
+DELETE_LIMIT = 5.0
 
 
 class SessionExpired(HttpError):
@@ -118,7 +126,7 @@ class HttpAuth(Protocol):
 
     async def send(
         self, http: HttpClient, method: str, body: bytes, headers: dict[str, str]
-    ) -> Response:
+    ) -> aiohttp.ClientResponse:
         """Send one request with credentials, handling challenges; return the response."""
         ...
 
@@ -133,11 +141,26 @@ def with_bearer(headers: Mapping[str, str] | None, bearer_token: str | None) -> 
 
 async def authorized_request(
     http: HttpClient, auth: HttpAuth | None, method: str, body: bytes, headers: dict[str, str]
-) -> Response:
+) -> aiohttp.ClientResponse:
     """``http.request``, through ``auth`` (credentials, challenges answered) when there is one."""
     if auth is not None:
         return await auth.send(http, method, body, headers)
     return await http.request(method, body, headers)
+
+
+def open_client(url: str, headers: dict[str, str], options: HttpOptions | None) -> HttpClient:
+    """An HTTP client for ``url`` (aiohttp is imported here, at the first connection)."""
+    try:
+        from .http_aiohttp import HttpClient
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith(("aiohttp", "yarl", "multidict")):
+            raise
+        raise ModuleNotFoundError(
+            f"the HTTP client needs aiohttp ({error}): pip install 'mcp-codegen-runtime[http]'",
+            name=error.name,
+        ) from None
+
+    return HttpClient(url, headers, options)
 
 
 class HttpClientTransport:
@@ -164,9 +187,10 @@ class HttpClientTransport:
         headers: dict[str, str] | None = None,
         bearer_token: str | None = None,
         auth: HttpAuth | None = None,
+        options: HttpOptions | None = None,
     ) -> None:
         base = {"Accept": "application/json, text/event-stream", **with_bearer(headers, bearer_token)}
-        self.http = HttpClient(url, base)
+        self.http = open_client(url, base, options)
         self.auth = auth  # OAuth: credentials on every POST, challenges answered (oauth.py)
         self.deliver: Deliver | None = None
         #: where a reply already parsed here goes (the engine's ``receive_message``)
@@ -218,37 +242,32 @@ class HttpClientTransport:
                 headers.update(extra)
         try:
             response = await authorized_request(self.http, self.auth, "POST", data, headers)
-        except ServerUnreachable:
-            raise  # nothing was sent
-        except (OSError, asyncio.IncompleteReadError) as error:
-            raise self._lost(_request_id_of(data), how_it_broke(error)) from None
+        except BrokenReply as error:  # (ServerUnreachable: nothing was sent; it goes up)
+            raise self._lost(_request_id_of(data), str(error)) from None
         try:
             await self._handle(response, data)
-        except ResponseLost:
-            response.connection.close()
-            raise
-        except (OSError, asyncio.IncompleteReadError) as error:  # the reply broke off
-            response.connection.close()
-            raise self._lost(_request_id_of(data), how_it_broke(error)) from None
+        except BrokenReply as error:  # the reply broke off
+            response.close()
+            raise self._lost(_request_id_of(data), str(error)) from None
         except BaseException:
-            # Cancelled (the caller timed out) or broken mid-reply: the connection is in an
+            # Cancelled (the caller timed out) or failed mid-reply: the connection is in an
             # unknown state, so it is closed, never reused.
-            response.connection.close()
+            response.close()
             raise
 
-    async def _handle(self, response: Response, sent: bytes) -> None:
+    async def _handle(self, response: aiohttp.ClientResponse, sent: bytes) -> None:
         """Deliver what a POST's response carries (the id of the request ``sent`` is read
         only when the reply needs it: an error body or an SSE stream)."""
-        if response.status == 202:
-            await response.read()
-            self.http.release(response)
+        status = response.status
+        if status == 202:
+            await self.http.read(response)
             return
-        content_type = response.headers.get("content-type", "")
-        if response.status != 200:
-            body = await response.read()
-            self.http.release(response)
-            if response.status == 404 and self.session_id:
-                raise SessionExpired(response.status, body)
+        headers = response.headers
+        content_type = headers.get("Content-Type", "")
+        if status != 200:
+            body = await self.http.read(response)
+            if status == 404 and self.session_id:
+                raise SessionExpired(status, body)
             request_id = _request_id_of(sent)
             if content_type.startswith("application/json") and request_id is not None and self.deliver:
                 answered = _response_id(body)
@@ -258,24 +277,21 @@ class HttpClientTransport:
                 if answered == request_id:
                     await self.deliver(body)  # a JSON-RPC error answering our request
                     return
-            if response.status in (401, 403):
-                raise AuthRequired(
-                    response.status, body, response.headers.get("www-authenticate", "")
-                )
-            raise HttpError(response.status, body, self.http.url)
-        if not self.session_id and not self.modern and "mcp-session-id" in response.headers:
-            self.session_id = response.headers["mcp-session-id"]
+            if status in (401, 403):
+                raise AuthRequired(status, body, headers.get("WWW-Authenticate", ""))
+            raise HttpError(status, body, self.http.url)
+        if not self.session_id and not self.modern:
+            self.session_id = headers.get("Mcp-Session-Id")
         if content_type.startswith("text/event-stream"):
             request_id = _request_id_of(sent)
-            answered, last_id, why = await self._consume(response, request_id)
+            answered, last_id, why, broke = await self._consume(response, request_id)
             if request_id is None or answered:
                 return
             if self.modern:  # no resumption in the stateless era: the caller decides
                 raise self._lost(request_id, f"the reply stream {why}")
-            await self._resume(request_id, last_id, why)
+            await self._resume(request_id, last_id, why, broke)
             return
-        body = await response.read()
-        self.http.release(response)
+        body = await self.http.read(response)
         if not body:
             return
         # parsed here, once: garbage is never answered with a parse error POSTed back
@@ -284,38 +300,37 @@ class HttpClientTransport:
             with contextlib.suppress(ValueError):
                 message = from_json(body, allow_inf_nan=False, cache_strings="keys")
         if message is _NOT_JSON:
-            raise NotAnMcpReply(response.status, body, content_type, self.http.url)
+            raise NotAnMcpReply(status, body, content_type, self.http.url)
         if self.deliver_message is not None:
             await self.deliver_message(message)
         elif self.deliver is not None:
             await self.deliver(body)
 
     async def _consume(
-        self, response: Response, request_id: Any = None, last_id: str | None = None
-    ) -> tuple[bool, str | None, str]:
+        self, response: aiohttp.ClientResponse, request_id: Any = None, last_id: str | None = None
+    ) -> tuple[bool, str | None, str, bool]:
         """Deliver an SSE reply's messages. Returns whether the response to ``request_id``
-        came, the id of this stream's last event (where a resumption starts), and how the
-        stream ended (for an error message)."""
+        came, the id of this stream's last event (where a resumption starts), how the
+        stream ended (for an error message), and whether it broke (rather than ended)."""
         try:
-            async for event_id, data, retry in response.events():
-                if event_id is not None:
-                    last_id = self.last_event_id = event_id
-                if retry is not None:
-                    self.retry_ms = retry
-                if data and self.deliver:
-                    responded = await self._deliver(data)
-                    if request_id is not None and responded == request_id:
-                        # the stream has served its purpose; do not wait for its end
-                        response.connection.close()
-                        return True, last_id, ""
-        except (OSError, asyncio.IncompleteReadError) as error:
-            response.connection.close()
-            return False, last_id, f"broke off ({how_it_broke(error)})"
+            async with contextlib.aclosing(self.http.events(response)) as events:
+                async for event in events:
+                    if event.id is not None:
+                        last_id = self.last_event_id = event.id
+                    if event.retry is not None:
+                        self.retry_ms = event.retry
+                    if event.data and self.deliver:
+                        responded = await self._deliver(event.data)
+                        if request_id is not None and responded == request_id:
+                            # the stream has served its purpose; do not wait for its end
+                            response.close()
+                            return True, last_id, "", False
+        except BrokenReply as error:
+            return False, last_id, f"broke off ({error})", True
         except BaseException:
-            response.connection.close()
+            response.close()
             raise
-        self.http.release(response)  # the stream ended cleanly: the connection is reusable
-        return False, last_id, "ended before the response"
+        return False, last_id, "ended before the response", False
 
     async def _deliver(self, data: bytes) -> Any:
         """Hand a message to the engine; a response to a request being resumed ends its
@@ -329,14 +344,15 @@ class HttpClientTransport:
         await self.deliver(data)
         return answered
 
-    async def _resume(self, request_id: Any, last_id: str | None, why: str) -> None:
+    async def _resume(self, request_id: Any, last_id: str | None, why: str, broke: bool) -> None:
         """The reply stream of ``request_id`` ended before its response: resume it, in the
         caller's task, with GET + the ``Last-Event-ID`` of that same stream (2025-11-25 SSE
         polling: after waiting ``retry`` ms) until the response arrives, here or on another
-        stream. Each attempt opens its connection before the wait, so a server that is gone
-        fails the request at once, however long ``retry`` is (one that dies during the wait:
-        when it ends). Raises :class:`ResponseLost` when the stream cannot be resumed: no
-        event id, the server gone or refusing, too many attempts.
+        stream. After a stream that broke (rather than ended), the server's address is
+        probed before the wait, so a server that is gone fails the request at once, however
+        long ``retry`` is (one that dies during the wait: when it ends). Raises
+        :class:`ResponseLost` when the stream cannot be resumed: no event id, the server
+        gone or refusing, too many attempts.
         """
         if last_id is None:
             raise self._lost(request_id, f"the reply stream {why}, with no event id to resume from")
@@ -345,10 +361,11 @@ class HttpClientTransport:
         self._resuming[request_id] = waiter
         try:
             for _attempt in range(MAX_RESUMPTIONS):
-                try:
-                    await self.http.connect_ahead()
-                except ServerUnreachable as error:
-                    raise self._lost(request_id, f"the reply stream {why}, and {error}") from None
+                if broke:
+                    try:
+                        await self.http.probe()
+                    except ServerUnreachable as error:
+                        raise self._lost(request_id, f"the reply stream {why}, and {error}") from None
                 await asyncio.wait({waiter}, timeout=self.retry_ms / 1000)
                 if waiter.done():
                     waiter.result()  # answered elsewhere (or raises: the transport closed)
@@ -360,18 +377,17 @@ class HttpClientTransport:
                 }
                 try:
                     response = await self.http.request("GET", b"", headers)
-                except (OSError, asyncio.IncompleteReadError) as error:
+                except (BrokenReply, ServerUnreachable) as error:
                     raise self._lost(
-                        request_id,
-                        f"the reply stream {why}, and resuming it failed ({how_it_broke(error)})",
+                        request_id, f"the reply stream {why}, and resuming it failed ({error})"
                     ) from None
                 if response.status != 200:
-                    response.connection.close()
+                    response.close()
                     raise self._lost(
                         request_id,
                         f"the reply stream {why}, and resuming it got HTTP {response.status}",
                     )
-                answered, last_id, why = await self._consume_or_answer(
+                answered, last_id, why, broke = await self._consume_or_answer(
                     response, request_id, resume_from, waiter
                 )
                 if answered:
@@ -386,8 +402,12 @@ class HttpClientTransport:
                 waiter.cancel()
 
     async def _consume_or_answer(
-        self, response: Response, request_id: Any, last_id: str, waiter: asyncio.Future[None]
-    ) -> tuple[bool, str | None, str]:
+        self,
+        response: aiohttp.ClientResponse,
+        request_id: Any,
+        last_id: str,
+        waiter: asyncio.Future[None],
+    ) -> tuple[bool, str | None, str, bool]:
         """Read a resumed stream until it ends or the response came (on it, or elsewhere:
         ``waiter``); what :meth:`_consume` returns."""
         consume = asyncio.ensure_future(self._consume(response, request_id, last_id))
@@ -403,7 +423,7 @@ class HttpClientTransport:
         if not consume.cancelled():
             consume.exception()  # nothing left unretrieved
         waiter.result()  # raises if the transport closed
-        return True, last_id, ""
+        return True, last_id, "", False
 
     async def start_get_stream(self, timeout: float = 2.0) -> None:
         """Listen for server-initiated messages (a 405 means the server offers none).
@@ -421,31 +441,42 @@ class HttpClientTransport:
 
     async def _get_stream(self, ready: asyncio.Event) -> None:
         """The GET stream's task: it ends quietly when the server goes away (requests in
-        flight fail on their own streams) and never with an exception."""
-        client = HttpClient(self.http.url, dict(self.http.headers))
-        response: Response | None = None
+        flight fail on their own streams) and never with an exception. A stream that
+        ends, or stays silent past the idle limit, is opened again after ``retry``, from
+        its last event id (``Last-Event-ID``: the server replays what came meanwhile)."""
+        response: aiohttp.ClientResponse | None = None
+        last_id: str | None = None  # where the next GET resumes (nothing missed meanwhile)
         try:
             while not self._closed.is_set():
                 headers = {"Accept": "text/event-stream", **self._session_headers()}
-                response = await client.request("GET", b"", headers)
+                if last_id is not None:
+                    headers["Last-Event-ID"] = last_id
+                response = await self.http.request("GET", b"", headers)
                 ready.set()
                 if response.status != 200:
-                    await response.read()
+                    await self.http.read(response)
                     return
-                async for _event_id, data, _retry in response.events():
-                    if data and self.deliver:
-                        await self._deliver(data)
-                response.connection.close()
+                try:
+                    async with contextlib.aclosing(self.http.events(response)) as events:
+                        async for event in events:
+                            if event.id is not None:
+                                last_id = event.id
+                            if event.data and self.deliver:
+                                await self._deliver(event.data)
+                except BrokenReply as error:
+                    if not error.timed_out:
+                        return  # the server went away
+                response.close()
+                response = None
                 await asyncio.sleep(self.retry_ms / 1000)  # no tight loop on short streams
-        except (OSError, asyncio.IncompleteReadError):
+        except (BrokenReply, ServerUnreachable, HttpError):
             return
         except Exception:
             logger.exception("the GET stream of %s failed", self.http.url)
         finally:
             ready.set()
             if response is not None:
-                response.connection.close()  # cancelled mid-stream: never left open
-            await client.close()
+                response.close()  # cancelled mid-stream: never left open
 
     async def close(self) -> None:
         """End the session (DELETE) and close connections."""
@@ -458,20 +489,13 @@ class HttpClientTransport:
             with contextlib.suppress(BaseException):
                 await self._get_task
         if self.session_id:
-            with contextlib.suppress(Exception):
-                response = await self.http.request("DELETE", b"", self._session_headers())
-                await response.read()
-                self.http.release(response)
+            with contextlib.suppress(Exception):  # a courtesy: never holds up closing long
+                await asyncio.wait_for(self._delete(), DELETE_LIMIT)
         await self.http.close()
 
-
-def how_it_broke(error: BaseException) -> str:
-    """How a connection broke, in words."""
-    if isinstance(error, asyncio.IncompleteReadError):
-        return "the server closed the connection"
-    if isinstance(error, ConnectionResetError):
-        return "the connection was reset"
-    return str(error) or type(error).__name__
+    async def _delete(self) -> None:
+        response = await self.http.request("DELETE", b"", self._session_headers())
+        await self.http.read(response)
 
 
 class HttpClientSession(ClientSession):

@@ -18,7 +18,6 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -40,6 +39,7 @@ from .asgi import (
 )
 from .events import EventStore, MemoryEventStore
 from .http_sse_server import SseEndpoint, SsePaths
+from .http_shared import HttpSession, SharedSessions, SharedState
 from .http_stateless import ModernEndpoint, claims
 from .http_streams import (
     REPLAY_GRACE_SECONDS,
@@ -68,25 +68,6 @@ class BearerCheck(Protocol):
 
     @property
     def resource_metadata(self) -> dict[str, Any]: ...
-
-
-@dataclass
-class HttpSession:
-    """One MCP session: its server session, engine and streams."""
-
-    id: str
-    server: ServerSession
-    engine: Engine
-    transport: SessionTransport
-    last_seen: float = field(default_factory=time.monotonic)
-    get_connected: bool = False
-    principal: Any = None  # who initialized it (with auth on): no one else may use it
-    owner: Any = None  # whose sessions it counts with against the per-client cap
-    active: int = 0  # HTTP requests of this session being served right now
-
-    def busy(self) -> bool:
-        """Serving an HTTP request (an open GET stream included) or running a handler."""
-        return self.active > 0 or bool(self.engine._incoming)
 
 
 class HttpApp:
@@ -123,6 +104,8 @@ class HttpApp:
         modern: ModernEndpoint | None = None,
         legacy_versions: Iterable[str] = (),
         legacy_sse: bool | SsePaths = False,
+        shared: SharedSessions | None = None,
+        state: SharedState | None = None,
     ) -> None:
         if make_session is None and modern is None:
             raise ValueError("HttpApp needs handshake-era sessions, a stateless endpoint, or both")
@@ -155,6 +138,11 @@ class HttpApp:
         )
         paths = legacy_sse if isinstance(legacy_sse, SsePaths) else None
         self.legacy_sse = SseEndpoint(self, paths) if legacy_sse else None
+        # Handshake-era sessions any worker serves, their state in Redis (see http_shared);
+        # None: in this process, each served by the worker that created it.
+        self.shared, self.state = shared, state  # (the state starts and ends with the app)
+        if shared is not None:
+            shared.attach(self)
 
     # -- ASGI entry -------------------------------------------------------------------------
 
@@ -208,14 +196,20 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.state is not None:
+                    await self.state.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.modern is not None:
                     self.modern.server.close()
+                if self.shared is not None:
+                    self.shared.close()  # (the sessions live on in the other workers)
                 for session in list(self.sessions.values()):
                     self._end(session)
                 if self.legacy_sse is not None:
                     self.legacy_sse.close()
+                if self.state is not None:
+                    await self.state.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -306,7 +300,10 @@ class HttpApp:
         self, headers: dict[str, str], principal: Any, send: Send
     ) -> HttpSession | None:
         """The request's session, with its version header checked; else None, answered."""
-        session, status, problem = self._session_for(headers, principal)
+        if self.shared is not None:
+            session, status, problem = await self.shared.open(headers.get(SESSION_HEADER), principal)
+        else:
+            session, status, problem = self._session_for(headers, principal)
         if session is None:
             await respond_error(send, status, RpcError(INVALID_REQUEST, problem))
             return None
@@ -371,6 +368,8 @@ class HttpApp:
                 await respond_error(
                     send, 400, RpcError(INVALID_REQUEST, "Invalid Request: not an object")
                 )
+            elif self.shared is not None and await self.shared.handled(session, message, send):
+                return  # (passed on to another worker, or a change of the session's state)
             elif "method" in message and "id" in message:
                 await self._run(session, message, send, receive)
             else:
@@ -383,34 +382,43 @@ class HttpApp:
     async def _initialize(
         self, message: dict[str, Any], principal: Any, owner: Any, send: Send
     ) -> None:
-        refused = self._make_room(owner)
+        refused = await self.shared.make_room(owner) if self.shared else self._make_room(owner)
         if refused is not None:
             await respond_error(send, refused[0], RpcError(INVALID_REQUEST, refused[1]))
             return
+        session = self.new_session(f"{self.worker_tag}-{secrets.token_urlsafe(24)}")
+        session.principal, session.owner, server = principal, owner, session.server
+        reply = await self._run(session, message, None, None)
+        if server.package is None:  # initialize failed: no session is kept
+            await _settle(self.event_store.forget(session.id))
+            await respond(send, 200, reply or b"", "application/json")
+            return
+        # 2025-11-25 SSE polling: prime POST streams; the client resumes dropped ones.
+        session.transport.polling = server.package.version >= "2025-11-25"
+        self.sessions[session.id] = session
+        if self.shared is not None:
+            await self.shared.created(session)
+        await respond(
+            send, 200, reply or b"", "application/json", [(b"mcp-session-id", session.id.encode())]
+        )
+
+    def new_session(self, session_id: str, tag: str | None = None) -> HttpSession:
+        """A session's objects (server session, engine, transport), not yet initialized;
+        ``tag``: the stream tag of a session created by another worker."""
         assert self.make_session is not None
         server = self.make_session()
-        session_id = f"{self.worker_tag}-{secrets.token_urlsafe(24)}"
-        transport = SessionTransport(session_id, self.event_store, self.replay_grace)
-        engine = Engine(
+        shared = self.shared
+        transport = (
+            shared.transport(session_id, tag) if shared is not None
+            else SessionTransport(session_id, self.event_store, self.replay_grace)
+        )
+        engine = (shared.engine_class if shared is not None else Engine)(
             transport,
             server,
             accept_batches=lambda: server.package is not None and server.package.accepts_batches,
         )
         server.engine = engine
-        session = HttpSession(session_id, server, engine, transport)
-        session.principal = principal
-        session.owner = owner
-        reply = await self._run(session, message, None, None)
-        if server.package is None:  # initialize failed: no session is kept
-            await _settle(self.event_store.forget(session_id))
-            await respond(send, 200, reply or b"", "application/json")
-            return
-        # 2025-11-25 SSE polling: prime POST streams; the client resumes dropped ones.
-        transport.polling = server.package.version >= "2025-11-25"
-        self.sessions[session.id] = session
-        await respond(
-            send, 200, reply or b"", "application/json", [(b"mcp-session-id", session.id.encode())]
-        )
+        return HttpSession(session_id, server, engine, transport)
 
     async def _run(
         self,
@@ -515,6 +523,10 @@ class HttpApp:
         session = await self._open(headers, principal, send)
         if session is None:
             return
+        if self.shared is not None:  # the GET stream is in the shared event store
+            with self._serving(session):
+                await self.shared.serve_get(session, headers, receive, send)
+            return
         standalone = session.transport.standalone
         stream: Stream | None = standalone
         events = standalone.follow(standalone.end)
@@ -552,6 +564,8 @@ class HttpApp:
         session = await self._open(headers, principal, send)
         if session is None:
             return
+        if self.shared is not None:
+            await self.shared.deleted(session)  # every worker ends it
         self._end(session)
         await respond(send, 200, b"", None)
 

@@ -86,6 +86,9 @@ class ModernEndpoint:
         self.server = server
         self.keepalive_seconds = keepalive_seconds
         self._inflight: set[asyncio.Task[Any]] = set()
+        # Called with (principal, request id) for a cancel that reached no request here
+        # (shared state: the request may run on another worker).
+        self.cancel_elsewhere: Callable[[Any, Any], Awaitable[None]] | None = None
 
     @property
     def versions(self) -> list[str]:
@@ -113,7 +116,9 @@ class ModernEndpoint:
             if method == CANCELLED and principal is not None:
                 params = message.get("params")
                 if isinstance(params, dict):
-                    self._cancel(principal, params.get("requestId"))
+                    request_id = params.get("requestId")
+                    if not self._cancel(principal, request_id) and self.cancel_elsewhere is not None:
+                        await self.cancel_elsewhere(principal, request_id)
             await respond(send, 202, b"", None)
             return
         if not is_request_id(request_id) or message.get("jsonrpc") != "2.0" or not isinstance(method, str):
@@ -233,16 +238,23 @@ class ModernEndpoint:
             task.add_done_callback(self._inflight.discard)
         return task
 
-    def _cancel(self, principal: Any, request_id: Any) -> None:
+    def _cancel(
+        self, principal: Any, request_id: Any, *, match: Callable[[Any], bool] | None = None
+    ) -> bool:
         """A stdio-style cancel POSTed over HTTP (closing the stream is this era's way): it
-        reaches the in-flight requests with that id of the same principal, no one else's."""
+        reaches the in-flight requests with that id of the same principal, no one else's
+        (``match`` tells the principal instead, for a cancel another worker passed on).
+        Whether it reached one."""
         if not is_request_id(request_id):
-            return
+            return False
+        found = False
         for task in list(self._inflight):
             owner, owned_id = task.mcp_owner  # type: ignore[attr-defined]
-            if owned_id == request_id and owner == principal:
+            if owned_id == request_id and (match(owner) if match is not None else owner == principal):
                 task.mcp_cancelled = True  # type: ignore[attr-defined]
                 task.cancel()
+                found = True
+        return found
 
     async def _json(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
