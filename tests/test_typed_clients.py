@@ -73,7 +73,14 @@ import sys
 import mcp_generated.v2025_11_25
 from acme_mcp import client as acme
 from acme_mcp import models
-from mcp_runtime import RequestContext, connect_http, connect_memory, connect_sse, connect_stdio
+from mcp_runtime import (
+    HttpTimeouts,
+    RequestContext,
+    connect_http,
+    connect_memory,
+    connect_sse,
+    connect_stdio,
+)
 from mcp_runtime.protocol.stubs import Outbound
 
 from server import Weather
@@ -105,6 +112,17 @@ async def by_handlers() -> None:
         reveal_type(local)  # reveal: acme_mcp.client.Client
 
 
+async def over_https() -> None:
+    limits = HttpTimeouts(connect=5.0, reply=60.0)
+    async with connect_http(
+        "https://127.0.0.1:1/mcp", client=acme.Client, verify="ca.pem", cert=("c.pem", "k.pem"),
+        proxy="http://proxy:3128", trust_env=False, timeouts=limits, legacy_sse_fallback=False,
+    ) as secure:
+        reveal_type(secure)  # reveal: acme_mcp.client.Client
+    async with connect_sse("https://127.0.0.1:1/sse", verify=False, timeouts=limits) as old:
+        reveal_type(old)  # reveal: mcp_generated.v2026_07_28.client.Client
+
+
 async def default() -> None:
     async with connect_stdio(["weather-server"], log_level="info") as client:
         reveal_type(client)  # reveal: mcp_generated.v2026_07_28.client.Client
@@ -130,7 +148,7 @@ import mcp_generated.v2025_11_25
 from acme_mcp import client as acme
 from acme_mcp import models
 from mcp_generated.v2026_07_28 import client as newest
-from mcp_runtime import RequestContext, connect_stdio
+from mcp_runtime import RequestContext, connect_http, connect_sse, connect_stdio
 
 
 class WrongParams(acme.ClientHandlers):
@@ -153,6 +171,12 @@ async def main() -> None:
     async with connect_stdio(["weather-server"]) as default:
         await default.ping()  # error: attr-defined
     async with connect_stdio(["weather-server"], request_timout=3.0):  # error: call-overload
+        pass
+    async with connect_http("https://127.0.0.1:1/mcp", client=acme.Client, verfy=False):  # error: call-overload
+        pass
+    async with connect_http("https://127.0.0.1:1/mcp", timeouts=30.0):  # error: call-overload
+        pass
+    async with connect_sse("https://127.0.0.1:1/sse", legacy_sse_fallback=False):  # error: call-overload
         pass
     async with connect_stdio(["weather-server"], client=acme.Client, handlers=newest.ClientHandlers()):  # error: misc
         pass
@@ -291,6 +315,13 @@ def test_each_launchers_options_are_typed_in_its_typed_dict(
     keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
     assert besides <= keywords
     assert set(options.__annotations__) == (keywords - besides) | set(SessionOptions.__annotations__)
+    # and with the same types (as written: both modules use postponed annotations)
+    session = inspect.signature(ClientSession).parameters
+    signature = inspect.signature(getattr(connecting, launcher)).parameters
+    for name, typed in options.__annotations__.items():
+        written = getattr(typed, "__forward_arg__", typed)
+        implemented = (signature[name] if name in signature else session[name]).annotation
+        assert written == implemented, f"{launcher}({name}=...): {written} != {implemented}"
 
 
 def test_the_session_options_are_the_client_sessions_keywords() -> None:

@@ -237,7 +237,7 @@ async def connect_http(
     handlers: object | None = None,
     headers: dict[str, str] | None = None,
     bearer_token: str | None = None,
-    auth: Any = None,
+    auth: HttpAuth | None = None,
     legacy_sse_fallback: bool = True,
     verify: Verify = True,
     cert: ClientCert | None = None,
