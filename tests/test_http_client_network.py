@@ -15,6 +15,7 @@ import contextlib
 import functools
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -277,6 +278,7 @@ def forward_proxy(tmp_path: Path) -> Iterator[Proxy]:
          "--port-file", str(port_file), "--num-workers", "1", "--num-acceptors", "1",
          "--log-file", str(log), "--log-level", "INFO"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: proxy.py forks workers
     )
     try:
         deadline = time.monotonic() + LIMIT
@@ -288,7 +290,8 @@ def forward_proxy(tmp_path: Path) -> Iterator[Proxy]:
             pass  # it accepts
         yield Proxy(f"http://127.0.0.1:{port}", log)
     finally:
-        process.kill()
+        # the whole group: killing only the parent left its worker processes running
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
 
 
