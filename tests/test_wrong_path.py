@@ -66,14 +66,19 @@ def test_an_http_error_given_the_url_carries_the_hint() -> None:
 async def test_connecting_to_the_wrong_path_says_which_path_to_try(path: str) -> None:
     with ServerThread(make_app()) as server:
         url = f"http://127.0.0.1:{server.port}{path}"
-        with pytest.raises(HttpError) as fell_back:  # after the HTTP+SSE fallback's GET
-            async with connect_http(url):
-                pass
-        with pytest.raises(SseFallbackDisabled) as direct:
-            async with connect_http(url, legacy_sse_fallback=False):
-                pass
-        async with connect_http(server.url) as client:  # where the hint points: it works
-            assert (await asyncio.wait_for(client.list_tools(), 10)).tools
+
+        async def body() -> tuple[pytest.ExceptionInfo[HttpError], pytest.ExceptionInfo[SseFallbackDisabled]]:
+            with pytest.raises(HttpError) as fell_back:  # after the HTTP+SSE fallback's GET
+                async with connect_http(url):
+                    pass
+            with pytest.raises(SseFallbackDisabled) as direct:
+                async with connect_http(url, legacy_sse_fallback=False):
+                    pass
+            async with connect_http(server.url) as client:  # where the hint points: it works
+                assert (await client.list_tools()).tools
+            return fell_back, direct
+
+        fell_back, direct = await asyncio.wait_for(body(), 60)
     for error in (fell_back.value, direct.value):
         assert f"nothing answers at {path}" in str(error)
         assert f"so try http://127.0.0.1:{server.port}/mcp" in str(error)
