@@ -161,7 +161,12 @@ MAX_MODULE_LINES = 650
 LONG_MODULES: dict[str, str] = {}
 #: The runtime modules generated code imports: the stable, public seam.
 GENERATED_CODE_IMPORTS = frozenset(
-    {"mcp_runtime.protocol.model", "mcp_runtime.protocol.spec", "mcp_runtime.protocol.stubs"}
+    {
+        "mcp_runtime.protocol.compat",
+        "mcp_runtime.protocol.model",
+        "mcp_runtime.protocol.spec",
+        "mcp_runtime.protocol.stubs",
+    }
 )
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .analyse import Direction, Notification, Protocol, Request, analyse
-from .document import definitions, ref_name
+from .document import HANDSHAKE_MESSAGES, definitions, ref_name
 from .errors import CodegenError
 from .load import LoadedSchema, SchemaSource, load_schema, load_schema_file
 from .models import field_aliases
@@ -752,7 +752,8 @@ def signatures(side: Side) -> dict[str, Signature]:
                 returns = ("None",)
                 handler, send = f"on_{message.handler_name}", f"send_{message.handler_name}"
             found[f"{handlers}.{handler}"] = Signature(params, returns, None)
-            found[f"{senders}.{send}"] = Signature(params, returns[:1], _arguments(side, message))
+            if message.method not in HANDSHAKE_MESSAGES:  # the runtime's, not a Client method
+                found[f"{senders}.{send}"] = Signature(params, returns[:1], _arguments(side, message))
             for variant in message.variants if isinstance(message, Request) else ():
                 if not variant.default:  # its own hook (elicit_url), typed with its branch
                     hook = Signature(f"models.{variant.params_type}", returns, None)

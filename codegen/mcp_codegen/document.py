@@ -21,6 +21,9 @@ SCHEMA_MAPS = frozenset(
 
 #: The request that starts a session: a schema that defines it is of the handshake era.
 HANDSHAKE_METHOD = "initialize"
+#: The messages of the handshake the runtime exchanges itself (the client's ``initialize``
+#: and ``notifications/initialized``): the typed ``Client`` has no method for them.
+HANDSHAKE_MESSAGES = frozenset({HANDSHAKE_METHOD, "notifications/initialized"})
 
 
 class Era(str, enum.Enum):

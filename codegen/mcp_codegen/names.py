@@ -9,6 +9,12 @@ import re
 #: of the ``mcp_runtime`` package (distribution mcp-codegen-runtime). The generator itself
 #: never imports it.
 RUNTIME_PACKAGE = "mcp_runtime.protocol"
+#: The runtime interface level generated code is written for: which modules of
+#: RUNTIME_PACKAGE it imports, the names it takes from them and how it calls them. Stamped
+#: in each package's ``__init__.py`` (``RUNTIME_INTERFACE``), which checks at import that
+#: the installed runtime serves it (``mcp_runtime.protocol.compat``). Raise it with any
+#: change to that surface that an older runtime would not serve.
+RUNTIME_INTERFACE = 1
 SNAKE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

@@ -14,10 +14,12 @@ from importlib import resources
 
 import jinja2
 
+from . import __version__
 from .analyse import Direction, Notification, Protocol, Request, Variant
+from .document import HANDSHAKE_MESSAGES
 from .errors import CodegenError
 from .models import Field, ModelInfo
-from .names import RUNTIME_PACKAGE
+from .names import RUNTIME_INTERFACE, RUNTIME_PACKAGE
 from .pins import package_name
 
 TYPING_NAMES = frozenset({"Any", "Literal"})
@@ -77,8 +79,12 @@ def render_stubs(
         )
     environment = _environment()
     views: dict[str, list[Operation]] = {
-        "client_requests": _requests(protocol, index, Direction.CLIENT_TO_SERVER, outbound=True),
-        "client_notifications": _notifications(protocol, index, Direction.CLIENT_TO_SERVER, True),
+        "client_requests": _sendable(
+            _requests(protocol, index, Direction.CLIENT_TO_SERVER, outbound=True)
+        ),
+        "client_notifications": _sendable(
+            _notifications(protocol, index, Direction.CLIENT_TO_SERVER, True)
+        ),
         "client_request_handlers": _requests(
             protocol, index, Direction.SERVER_TO_CLIENT, outbound=False
         ),
@@ -94,7 +100,12 @@ def render_stubs(
             protocol, index, Direction.CLIENT_TO_SERVER, False
         ),
     }
-    common = {"header": header, "package": package_name(header.revision)}
+    common = {
+        "header": header,
+        "package": package_name(header.revision),
+        "generator_version": __version__,
+        "runtime_interface": RUNTIME_INTERFACE,
+    }
     client_ops = [*views["client_requests"], *views["client_notifications"]]
     client_handlers = [*views["client_request_handlers"], *views["client_notification_handlers"]]
     server_ops = [*views["server_requests"], *views["server_notifications"]]
@@ -114,7 +125,7 @@ def render_stubs(
             request_handlers=views["client_request_handlers"],
             notification_handlers=views["client_notification_handlers"],
             spec_imports=_spec_imports(client_ops, client_handlers),
-            runtime_imports=_runtime_imports(client_ops, client_handlers),
+            runtime_imports=_runtime_imports(client_ops, client_handlers, "ClientHandlersBase"),
             **common,
         ),
         "server.py": environment.get_template("server.py.j2").render(
@@ -124,7 +135,7 @@ def render_stubs(
             request_handlers=views["server_request_handlers"],
             notification_handlers=views["server_notification_handlers"],
             spec_imports=_spec_imports(server_ops, server_handlers),
-            runtime_imports=_runtime_imports(server_ops, server_handlers),
+            runtime_imports=_runtime_imports(server_ops, server_handlers, "ServerHandlersBase"),
             **common,
         ),
     }
@@ -203,6 +214,11 @@ def _requests(
                 if not variant.default
             ]
     return operations
+
+
+def _sendable(operations: list[Operation]) -> list[Operation]:
+    """The send methods a user may call: none for the handshake, which the runtime runs."""
+    return [operation for operation in operations if operation.method not in HANDSHAKE_MESSAGES]
 
 
 def _variant_hook(
@@ -352,8 +368,10 @@ def _spec_imports(outbound: list[Operation], handlers: list[Operation]) -> list[
     return sorted({operation.spec_name for operation in used})
 
 
-def _runtime_imports(outbound: list[Operation], handlers: list[Operation]) -> list[str]:
-    names = {"Handlers", "Outbound", "RequestContext"}
+def _runtime_imports(
+    outbound: list[Operation], handlers: list[Operation], handlers_base: str
+) -> list[str]:
+    names = {handlers_base, "Outbound", "RequestContext"}
     if any(op.returns != "None" for op in handlers):
         names.add("MethodNotFound")
     if any(op.arguments is not None for op in outbound):

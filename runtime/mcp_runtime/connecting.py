@@ -12,24 +12,103 @@ import asyncio
 import contextlib
 import logging
 import shlex
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic_core import from_json
+from typing_extensions import TypedDict, Unpack
 
 from .engine.jsonrpc import ConnectionClosed, Engine
 from .protocol.client import ClientSession
-from .protocol.errors import AuthRequired, HttpError
+from .protocol.errors import AuthRequired, HttpError, wrong_path_hint
 from .protocol.meta import MODERN_ERRORS
 from .protocol.negotiation import AUTO, ERA_MEMORY, HANDSHAKE, ProtocolChoice, choose_packages
 from .protocol.packages import VersionError
+from .protocol.stubs import ClientHandlersBase, Outbound
 from .transports.http_client import HttpAuth, HttpClientSession, HttpClientTransport
 from .transports.memory import DirectLink, DirectTransport
 from .transports.http_wire import ClientCert, HttpOptions, HttpTimeouts, Verify
 from .transports.sse_client import SSE, SseClientSession, SseClientTransport
 from .transports.stdio import spawn
 
+if TYPE_CHECKING:
+    # what a client is typed with when neither client= nor handlers= says (the newest
+    # revision: choose_packages picks it at run time, and a test checks they agree)
+    from mcp_generated.v2026_07_28.client import Client as DefaultClient
+
 logger = logging.getLogger("mcp_runtime")
+
+C = TypeVar("C", bound=Outbound)
+"""The generated ``Client`` a connection yields: the ``client=`` class, or the ``Client`` of
+the package the ``handlers=`` come from.
+
+Typing: each ``connect_*`` has four overloads that differ only in ``client``/``handlers``/
+``protocol``; every other keyword is one ``TypedDict`` per launcher (``StdioConnectOptions``,
+``HttpConnectOptions``, ...), so a new option is added to the implementation and to its
+``TypedDict``, nowhere else (a test checks that they agree)."""
+
+
+class SessionOptions(TypedDict, total=False):
+    """The options of every client connection (``connect_stdio``, ``connect_http``, ...):
+    the keywords of :class:`~.protocol.client.ClientSession` but ``client`` (a test keeps
+    the two lists equal)."""
+
+    client_info: dict[str, Any] | None
+    list_changed: Sequence[str]
+    request_timeout: float | None
+    validate_tool_output: bool
+    log_level: str | None
+    probe_timeout: float
+    max_input_rounds: int
+    listen_for_changes: bool
+    remember_era: bool
+    tasks: bool
+
+
+class StdioConnectOptions(SessionOptions, total=False):
+    """``connect_stdio``'s keyword options besides ``client``, ``handlers``, ``protocol``."""
+
+    env: dict[str, str] | None
+    cwd: str | None
+
+
+class HttpConnectOptions(SessionOptions, total=False):
+    """``connect_http``'s keyword options besides ``client``, ``handlers``, ``protocol``."""
+
+    headers: dict[str, str] | None
+    bearer_token: str | None
+    auth: HttpAuth | None
+    legacy_sse_fallback: bool
+    verify: Verify
+    cert: ClientCert | None
+    proxy: str | None
+    trust_env: bool
+    timeouts: HttpTimeouts | None
+    http_session: Any
+
+
+class SseConnectOptions(SessionOptions, total=False):
+    """``connect_sse``'s keyword options besides ``client``, ``handlers``, ``protocol``."""
+
+    headers: dict[str, str] | None
+    bearer_token: str | None
+    auth: HttpAuth | None
+    endpoint_timeout: float
+    verify: Verify
+    cert: ClientCert | None
+    proxy: str | None
+    trust_env: bool
+    timeouts: HttpTimeouts | None
+    http_session: Any
+
+
+class InProcessConnectOptions(SessionOptions, total=False):
+    """``connect_memory``'s and ``connect_direct``'s keyword options besides ``client``,
+    ``client_handlers``, ``protocol``."""
+
+    server_options: dict[str, Any] | None
 
 
 @contextlib.asynccontextmanager
@@ -74,10 +153,30 @@ async def connect(
 # -- stdio -----------------------------------------------------------------------------------
 
 
+@overload
+def connect_stdio(
+    command: Sequence[str], *, client: type[C], handlers: ClientHandlersBase[C] | None = None,
+    protocol: ProtocolChoice = ..., **options: Unpack[StdioConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_stdio(
+    command: Sequence[str], *, handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
+    **options: Unpack[StdioConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_stdio(
+    command: Sequence[str], *, protocol: Literal["auto"] = ..., **options: Unpack[StdioConnectOptions]
+) -> AbstractAsyncContextManager[DefaultClient]: ...
+@overload
+def connect_stdio(
+    command: Sequence[str], *, protocol: ModuleType | Sequence[ModuleType],
+    **options: Unpack[StdioConnectOptions],
+) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_stdio(
     command: Sequence[str],
     *,
+    client: type[Outbound] | None = None,
     protocol: ProtocolChoice = AUTO,
     handlers: object | None = None,
     env: dict[str, str] | None = None,
@@ -86,46 +185,59 @@ async def connect_stdio(
 ) -> AsyncIterator[Any]:
     """Start ``command`` as a stdio server and yield a connected, typed ``Client``.
 
-    ``protocol``: ``"auto"`` (every revision generated beside the handlers' package), a
-    generated package, or several to negotiate among. The server process is always
-    cleaned up: stdin closed, then terminated, then killed.
+    ``client``: your generated package's ``Client`` class (``client=acme_mcp.client.Client``):
+    the connection yields one, typed with that package's models, and ``"auto"`` offers the
+    revisions generated beside it. ``handlers``: a subclass of that package's
+    ``ClientHandlers`` answering the server (it implies ``client``). Neither: the newest
+    ``mcp_generated`` revision's ``Client``. ``protocol``: ``"auto"``, or a generated package
+    or several to negotiate among (without ``client``, typed as the base ``Outbound``). The
+    server process is always cleaned up: stdin closed, then terminated, then killed.
     """
-    session = ClientSession(protocol, handlers, **options)
+    session = ClientSession(protocol, handlers, client=client, **options)
     session.origin = "stdio:" + shlex.join(command)
     async with spawn(command, env=env, cwd=cwd) as transport, contextlib.AsyncExitStack() as stack:
         try:
-            client = await stack.enter_async_context(connect(transport, session))
-        except ConnectionClosed:
-            raise ConnectionClosed(await _exit_story(transport, command)) from None
-        yield client
-
-
-async def _exit_story(transport: Any, command: Sequence[str]) -> str:
-    """What to tell a user whose stdio server went away before the connection was set up."""
-    process = getattr(transport, "process", None)
-    code = None
-    if process is not None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            code = await asyncio.wait_for(process.wait(), 1.0)
-    how = f"exited with code {code}" if code is not None else "closed its stdout"
-    return (
-        f"the server {shlex.join(command)!r} {how} before the connection was set up "
-        "(its own error output, if any, is on stderr above)"
-    )
+            connected = await stack.enter_async_context(connect(transport, session))
+        except (ConnectionClosed, ConnectionError):
+            # however the loss showed (a failed write, the end of its stdout, a request left
+            # waiting): the command, how the process ended and its last lines of stderr
+            story = await transport.settle(" before the connection was set up")
+            raise ConnectionClosed(story) from None
+        yield connected
 
 
 # -- Streamable HTTP, and HTTP+SSE (deprecated; connect_http falls back to it) ---------------
 
 
+@overload
+def connect_http(
+    url: str, *, client: type[C], handlers: ClientHandlersBase[C] | None = None,
+    protocol: ProtocolChoice = ..., **options: Unpack[HttpConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_http(
+    url: str, *, handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
+    **options: Unpack[HttpConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_http(
+    url: str, *, protocol: Literal["auto"] = ..., **options: Unpack[HttpConnectOptions]
+) -> AbstractAsyncContextManager[DefaultClient]: ...
+@overload
+def connect_http(
+    url: str, *, protocol: ModuleType | Sequence[ModuleType],
+    **options: Unpack[HttpConnectOptions],
+) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_http(
     url: str,
     *,
+    client: type[Outbound] | None = None,
     protocol: ProtocolChoice = AUTO,
     handlers: object | None = None,
     headers: dict[str, str] | None = None,
     bearer_token: str | None = None,
-    auth: Any = None,
+    auth: HttpAuth | None = None,
     legacy_sse_fallback: bool = True,
     verify: Verify = True,
     cert: ClientCert | None = None,
@@ -155,42 +267,44 @@ async def connect_http(
     error body, and ``protocol`` offers a handshake-era revision, connect to ``url`` with the
     deprecated HTTP+SSE transport instead (``connect_sse``; ``client.session.transport_kind``
     is then ``"sse"``). False: raise ``SseFallbackDisabled`` there.
+
+    ``client``, ``handlers``, ``protocol``: as for :func:`connect_stdio`.
     """
     limits = timeouts or HttpTimeouts()
     http_options = HttpOptions(verify, cert, proxy, trust_env, limits, http_session)
     transport = HttpClientTransport(
         url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
     )
-    session = HttpClientSession(protocol, handlers, **options)
+    session = HttpClientSession(protocol, handlers, client=client, **options)
     session.transport = transport
     session.origin = url
     origin = url if session.remember_era else None
 
     def over_sse() -> contextlib.AbstractAsyncContextManager[Any]:
-        return connect_sse(url, protocol=protocol, handlers=handlers, headers=headers,
-                           bearer_token=bearer_token, auth=auth, verify=verify, cert=cert,
-                           proxy=proxy, trust_env=trust_env, timeouts=limits,
-                           http_session=http_session, **options)
+        return _connect_sse(url, client=client, protocol=protocol, handlers=handlers,
+                            headers=headers, bearer_token=bearer_token, auth=auth,
+                            verify=verify, cert=cert, proxy=proxy, trust_env=trust_env,
+                            timeouts=limits, http_session=http_session, **options)
 
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(transport.close)
-        client = None
+        connected = None
         if legacy_sse_fallback and ERA_MEMORY.recall(origin) == SSE:
             try:  # it served only HTTP+SSE before: go there first
-                client = await stack.enter_async_context(over_sse())
+                connected = await stack.enter_async_context(over_sse())
             except (HttpError, ConnectionError, OSError) as error:
                 logger.info("%s: HTTP+SSE failed (%s); negotiating again", url, error)
                 ERA_MEMORY.learn(origin, None)
-        if client is None:
+        if connected is None:
             try:
-                client = await stack.enter_async_context(connect(transport, session))
+                connected = await stack.enter_async_context(connect(transport, session))
             except HttpError as error:
                 if not falls_back_to_sse(error, session, legacy_sse_fallback, url):
                     raise
                 logger.info("%s: %s to the first POST; trying HTTP+SSE", url, error.status)
-                client = await stack.enter_async_context(over_sse())
+                connected = await stack.enter_async_context(over_sse())
                 ERA_MEMORY.learn(origin, SSE)
-        yield client
+        yield connected
 
 
 #: The HTTP statuses of a first POST that suggest an HTTP+SSE server (HC-10).
@@ -202,10 +316,12 @@ class SseFallbackDisabled(HttpError):
 
     def __init__(self, error: HttpError, url: str) -> None:
         super().__init__(error.status, error.body)
+        hint = wrong_path_hint(url, error.status, error.body)
         self.args = (
-            f"HTTP {error.status} from {url} to the first POST: it may be a server of the "
-            "deprecated HTTP+SSE transport (2024-11-05), and legacy_sse_fallback is off; "
-            "pass legacy_sse_fallback=True or use connect_sse",
+            f"HTTP {error.status} from {url} to the first POST: "
+            + (f"{hint}; or it" if hint else "it")
+            + " may be a server of the deprecated HTTP+SSE transport (2024-11-05), and "
+            "legacy_sse_fallback is off; pass legacy_sse_fallback=True or use connect_sse",
         )
 
 
@@ -237,10 +353,30 @@ def falls_back_to_sse(error: HttpError, session: ClientSession, enabled: bool, u
     return True
 
 
+@overload
+def connect_sse(
+    url: str, *, client: type[C], handlers: ClientHandlersBase[C] | None = None,
+    protocol: ProtocolChoice = ..., **options: Unpack[SseConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_sse(
+    url: str, *, handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
+    **options: Unpack[SseConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_sse(
+    url: str, *, protocol: Literal["auto"] = ..., **options: Unpack[SseConnectOptions]
+) -> AbstractAsyncContextManager[DefaultClient]: ...
+@overload
+def connect_sse(
+    url: str, *, protocol: ModuleType | Sequence[ModuleType],
+    **options: Unpack[SseConnectOptions],
+) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_sse(
     url: str,
     *,
+    client: type[Outbound] | None = None,
     protocol: ProtocolChoice = AUTO,
     handlers: object | None = None,
     headers: dict[str, str] | None = None,
@@ -261,16 +397,17 @@ async def connect_sse(
     handshake-era revisions of ``protocol`` are offered (``initialize``, newest first);
     other options are those of ``connect_http`` (``verify``, ``cert``, ``proxy``,
     ``trust_env``, ``timeouts`` and ``http_session`` included). Leaving the block closes the
-    stream, which ends the session.
+    stream, which ends the session. ``client``, ``handlers``, ``protocol``: as for
+    :func:`connect_stdio`.
     """
-    packages, negotiation = choose_packages(protocol, handlers)
+    packages, negotiation = choose_packages(protocol, handlers, client)
     handshake = [p.module for p in packages if p.era == HANDSHAKE]
     if not handshake:
         raise VersionError(
             "HTTP+SSE speaks only handshake-era revisions (2024-11-05 ... 2025-11-25); the "
             f"protocol choice offers {', '.join(p.version for p in packages)}"
         )
-    session = SseClientSession(handshake, handlers, **options)
+    session = SseClientSession(handshake, handlers, client=client, **options)
     session.negotiation = negotiation
     http_options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session)
     transport = SseClientTransport(
@@ -278,19 +415,43 @@ async def connect_sse(
     )
     try:
         await transport.open(endpoint_timeout)
-        async with connect(transport, session) as client:
-            yield client
+        async with connect(transport, session) as connected:
+            yield connected
     finally:
         await transport.close()
+
+
+#: connect_sse for connect_http's fallback, which passes its arguments on as they came.
+_connect_sse: Callable[..., AbstractAsyncContextManager[Any]] = connect_sse
 
 
 # -- in process ------------------------------------------------------------------------------
 
 
+@overload
+def connect_memory(
+    handlers: object, *, client: type[C], client_handlers: ClientHandlersBase[C] | None = None,
+    protocol: ProtocolChoice = ..., **options: Unpack[InProcessConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_memory(
+    handlers: object, *, client_handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
+    **options: Unpack[InProcessConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_memory(
+    handlers: object, *, protocol: Literal["auto"] = ..., **options: Unpack[InProcessConnectOptions]
+) -> AbstractAsyncContextManager[DefaultClient]: ...
+@overload
+def connect_memory(
+    handlers: object, *, protocol: ModuleType | Sequence[ModuleType],
+    **options: Unpack[InProcessConnectOptions],
+) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_memory(
     handlers: object,
     *,
+    client: type[Outbound] | None = None,
     protocol: ProtocolChoice = "auto",
     client_handlers: object | None = None,
     server_options: dict[str, Any] | None = None,
@@ -315,12 +476,12 @@ async def connect_memory(
     )
     router.attach(server_engine)
     serving = asyncio.create_task(server_engine.run())
-    session = ClientSession(protocol, client_handlers, **client_options)
+    session = ClientSession(protocol, client_handlers, client=client, **client_options)
     client_end.peer = server_engine
     session.on_engine = lambda engine: setattr(server_end, "peer", engine)
     try:
-        async with connect(client_end, session) as client:
-            yield client
+        async with connect(client_end, session) as connected:
+            yield connected
     finally:
         client_end.close()
         server_end.close()
@@ -330,10 +491,30 @@ async def connect_memory(
             await serving
 
 
+@overload
+def connect_direct(
+    handlers: object, *, client: type[C], client_handlers: ClientHandlersBase[C] | None = None,
+    protocol: ProtocolChoice = ..., **options: Unpack[InProcessConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_direct(
+    handlers: object, *, client_handlers: ClientHandlersBase[C], protocol: ProtocolChoice = ...,
+    **options: Unpack[InProcessConnectOptions],
+) -> AbstractAsyncContextManager[C]: ...
+@overload
+def connect_direct(
+    handlers: object, *, protocol: Literal["auto"] = ..., **options: Unpack[InProcessConnectOptions]
+) -> AbstractAsyncContextManager[DefaultClient]: ...
+@overload
+def connect_direct(
+    handlers: object, *, protocol: ModuleType | Sequence[ModuleType],
+    **options: Unpack[InProcessConnectOptions],
+) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
 async def connect_direct(
     handlers: object,
     *,
+    client: type[Outbound] | None = None,
     protocol: ProtocolChoice = "auto",
     client_handlers: object | None = None,
     server_options: dict[str, Any] | None = None,
@@ -351,7 +532,7 @@ async def connect_direct(
     from .stateless.router import build_router
 
     router = build_router(handlers, **(server_options or {}))
-    session = ClientSession(protocol, client_handlers, **client_options)
+    session = ClientSession(protocol, client_handlers, client=client, **client_options)
     router.attach(DirectLink(session))
     session.engine = DirectLink(router)  # type: ignore[assignment]
     try:

@@ -3,7 +3,8 @@
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
 """Client side of revision 2025-03-26.
 
-``Client`` sends the requests and notifications a client may send, one typed method each.
+``Client`` sends the requests and notifications a client may send, one typed method each
+(the handshake, ``initialize``, is the runtime's).
 Subclass ``ClientHandlers`` to answer what the server sends; unimplemented requests answer
 "method not found", unhandled notifications are ignored.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_runtime.protocol.stubs import (
-    Handlers,
+    ClientHandlersBase,
     MethodNotFound,
     Outbound,
     RequestContext,
@@ -26,8 +27,6 @@ from .dispatch import (
     COMPLETE,
     CREATE_MESSAGE,
     GET_PROMPT,
-    INITIALIZE,
-    INITIALIZED_NOTIFICATION,
     LIST_PROMPTS,
     LIST_RESOURCES,
     LIST_RESOURCE_TEMPLATES,
@@ -68,27 +67,6 @@ class Client(Outbound):
             },
         )
         return await self.send_request(COMPLETE, params)
-
-    async def initialize(
-        self,
-        *,
-        capabilities: models.ClientCapabilities,
-        client_info: models.Implementation,
-        protocol_version: str,
-        meta: models.RequestParamsMeta | None = None,
-    ) -> models.InitializeResult:
-        """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
-        params = wire_params(
-            {
-                "capabilities": capabilities,
-                "clientInfo": client_info,
-                "protocolVersion": protocol_version,
-            },
-            {
-                "_meta": meta,
-            },
-        )
-        return await self.send_request(INITIALIZE, params)
 
     async def set_level(
         self,
@@ -291,20 +269,6 @@ class Client(Outbound):
         )
         await self.send_notification(CANCELLED_NOTIFICATION, params)
 
-    async def send_initialized(
-        self,
-        *,
-        meta: dict[str, Any] | None = None,
-    ) -> None:
-        """This notification is sent from the client to the server after initialization has finished."""
-        params = wire_params(
-            {},
-            {
-                "_meta": meta,
-            },
-        )
-        await self.send_notification(INITIALIZED_NOTIFICATION, params)
-
     async def send_progress(
         self,
         *,
@@ -341,7 +305,7 @@ class Client(Outbound):
         await self.send_notification(ROOTS_LIST_CHANGED_NOTIFICATION, params)
 
 
-class ClientHandlers(Handlers):
+class ClientHandlers(ClientHandlersBase[Client]):
     """Override these to answer the server; each gets the params and a context."""
 
     async def ping(

@@ -5,12 +5,16 @@
 
 Modules: ``models`` (pydantic v2 message models), ``dispatch`` (the method table the
 runtime uses), ``client`` (``Client``, ``ClientHandlers``) and ``server``
-(``ServerHandlers``, ``ClientPeer``); each is imported on first use.
+(``ServerHandlers``, ``ClientPeer``); each is imported on first use. Importing the package
+fails with an ImportError that says how to regenerate it when the installed mcp_runtime
+cannot serve its ``RUNTIME_INTERFACE``.
 """
 
 import importlib
 from types import ModuleType
 from typing import Final
+
+from mcp_runtime.protocol.compat import require_runtime
 
 PROTOCOL_VERSION: Final = "2025-11-25"
 ERA: Final = "handshake"
@@ -18,8 +22,20 @@ SCHEMA_SHA256: Final = (
     "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7"
 )
 SUBMODULES: Final = ("client", "dispatch", "models", "server")
+# What wrote this package, and the runtime interface its code uses: checked at import.
+GENERATOR_VERSION: Final = "0.2.0"
+RUNTIME_INTERFACE: Final = 1
 
-__all__ = ["ERA", "PROTOCOL_VERSION", "SCHEMA_SHA256", "SUBMODULES"]
+__all__ = [
+    "ERA",
+    "GENERATOR_VERSION",
+    "PROTOCOL_VERSION",
+    "RUNTIME_INTERFACE",
+    "SCHEMA_SHA256",
+    "SUBMODULES",
+]
+
+require_runtime(RUNTIME_INTERFACE, GENERATOR_VERSION, __name__)
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mcp_runtime.protocol.stubs import (
-    Handlers,
     MethodNotFound,
     Outbound,
     RequestContext,
+    ServerHandlersBase,
     model_params,
     wire_params,
 )
@@ -356,7 +356,7 @@ class ClientPeer(Outbound):
         await self.send_notification(TOOL_LIST_CHANGED_NOTIFICATION, params)
 
 
-class ServerHandlers(Handlers):
+class ServerHandlers(ServerHandlersBase):
     """Override these to serve requests; each gets the params and a context."""
 
     async def complete(

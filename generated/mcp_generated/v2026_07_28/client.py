@@ -3,7 +3,8 @@
 # Regenerate: mcp-codegen --version 2026-07-28 --out <this folder>
 """Client side of revision 2026-07-28.
 
-``Client`` sends the requests and notifications a client may send, one typed method each.
+``Client`` sends the requests and notifications a client may send, one typed method each
+(the handshake, ``initialize``, is the runtime's).
 Subclass ``ClientHandlers`` to answer what the server sends; unimplemented requests answer
 "method not found", unhandled notifications are ignored.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_runtime.protocol.stubs import (
-    Handlers,
+    ClientHandlersBase,
     MethodNotFound,
     Outbound,
     RequestContext,
@@ -248,7 +249,7 @@ class Client(Outbound):
         await self.send_notification(CANCELLED_NOTIFICATION, params)
 
 
-class ClientHandlers(Handlers):
+class ClientHandlers(ClientHandlersBase[Client]):
     """Override these to answer the server; each gets the params and a context."""
 
     async def elicit(

@@ -258,7 +258,8 @@ class Engine:
     ) -> Any:
         """Send a request and wait for its raw result; a peer error raises RpcError."""
         if self._closed:
-            raise ConnectionClosed(f"cannot send {method}: the connection is closed")
+            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
+            raise ConnectionClosed(f"cannot send {method}: {reason}")
         if request_id is None:
             request_id = self.new_request_id()
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -269,6 +270,10 @@ class Engine:
         try:
             await self.transport.send(encode(message))
             return await future
+        except BaseException:
+            if future.done() and not future.cancelled():
+                future.exception()  # a failed send may end after the end of input failed it
+            raise
         finally:
             if self._pending.get(request_id) is future:
                 del self._pending[request_id]

@@ -302,7 +302,7 @@ class ServerRuntime:
             "request_timeout": config.timeout,
             "log_level": self.log_level,
         }
-        handlers = self.make_handlers()
+        handlers: Any = self.make_handlers()  # (typed by the host's package at run time)
         protocol = self._protocol()
         if config.transport == "stdio":
             env = {**os.environ, **dict(config.env)} if config.env else None

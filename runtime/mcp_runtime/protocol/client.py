@@ -58,10 +58,12 @@ from .meta import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .negotiation import AUTO, ERA_MEMORY, HANDSHAKE, STATELESS, ProtocolChoice, choose_packages
-from .packages import ProtocolPackage, VersionError, package_of
+from .packages import ProtocolPackage, VersionError, own_package
 from .results import holds_models, plain, to_wire, validate_any_result
 from .session import CommonBuiltins, Session
+from .stubs import Outbound
 from .subscriptions import Subscription
+from .hooks import refuse_task_hooks
 from .tasks import TaskBuiltins, TaskStore
 from .tools import ToolSchemas, as_functions, problems
 
@@ -111,15 +113,16 @@ class ClientSession(Session):
         listen_for_changes: bool = True,
         remember_era: bool = True,
         tasks: bool = False,
+        client: type[Outbound] | None = None,
     ) -> None:
-        wrapped, self.negotiation = choose_packages(packages, handlers)
+        wrapped, self.negotiation = choose_packages(packages, handlers, client)
         if not wrapped:
             raise ValueError(
                 "connect needs at least one generated protocol package: pass protocol=\"auto\", "
                 "a generated package (mcp_generated.v2025_11_25) or a non-empty list of them"
             )
         self.packages = wrapped
-        own = package_of(handlers) if handlers is not None else wrapped[0].module
+        own = own_package(handlers, client) or wrapped[0].module
         client_module = importlib.import_module(f"{own.__name__}.client")
         handlers = handlers if handlers is not None else client_module.ClientHandlers()
         super().__init__(handlers, None, None)
@@ -132,7 +135,7 @@ class ClientSession(Session):
         self.list_changed = tuple(list_changed)
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
-        self.client = client_module.Client(self)
+        self.client = (client or client_module.Client)(self)
         self.on_engine: Any = None  # called with the engine once it exists (in-process pipes)
         self.validate_tool_output = validate_tool_output
         self.tool_schemas = ToolSchemas()
@@ -159,6 +162,7 @@ class ClientSession(Session):
         if tasks:
             self.task_store = TaskStore(self.task_status)
             self.task_builtins = TaskBuiltins(self.task_store)
+            refuse_task_hooks(handlers, self._handler_base, TaskBuiltins)
 
     # -- negotiation -----------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import importlib
 from collections.abc import Sequence
 from types import ModuleType
 
-from .packages import ProtocolPackage, generated_beside, package_of
+from .packages import ProtocolPackage, generated_beside, own_package
 
 AUTO = "auto"
 
@@ -26,14 +26,17 @@ ProtocolChoice = ModuleType | Sequence[ModuleType] | str
 """``"auto"``, one generated package, or a list of them."""
 
 
-def choose_packages(protocol: ProtocolChoice, handlers: object | None) -> tuple[list[ProtocolPackage], str]:
-    """(the packages to negotiate among, ``"auto"`` or ``"pinned"``)."""
+def choose_packages(
+    protocol: ProtocolChoice, handlers: object | None, client: type | None = None
+) -> tuple[list[ProtocolPackage], str]:
+    """(the packages to negotiate among, ``"auto"`` or ``"pinned"``). ``"auto"`` offers
+    every revision generated beside the package of ``client`` (a generated ``Client``
+    class) or of ``handlers``, else beside the newest of ``mcp_generated``."""
     if isinstance(protocol, str):
         if protocol != AUTO:
             raise ValueError(f"protocol must be 'auto', a generated package or a list, not {protocol!r}")
-        if handlers is not None:
-            own = package_of(handlers)
-        else:
+        own = own_package(handlers, client)
+        if own is None:
             folder = importlib.import_module(DEFAULT_PACKAGES)
             newest = max(folder.REVISIONS)
             own = importlib.import_module(f"{DEFAULT_PACKAGES}.{folder.REVISIONS[newest]}")

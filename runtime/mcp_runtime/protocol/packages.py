@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ..engine.jsonrpc import CapabilityError as CapabilityError
-from .stubs import Handlers
+from .stubs import Handlers, Outbound
 
 
 class VersionError(RuntimeError):
@@ -68,6 +68,32 @@ def package_of(handlers: object) -> ModuleType:
         if module.endswith((".server", ".client")) and issubclass(klass, Handlers):
             return importlib.import_module(module.rsplit(".", 1)[0])
     raise TypeError(f"{type(handlers).__name__} does not derive from a generated handler class")
+
+
+def client_package(client: type) -> ModuleType:
+    """The generated package a ``Client`` class (or a subclass of one) comes from."""
+    for klass in client.__mro__:
+        if klass.__module__.endswith(".client") and issubclass(klass, Outbound) and klass is not Outbound:
+            return importlib.import_module(klass.__module__.rsplit(".", 1)[0])
+    raise TypeError(
+        f"client={client.__qualname__} is not a generated Client class "
+        "(pass your package's, e.g. client=acme_mcp.client.Client)"
+    )
+
+
+def own_package(handlers: object | None, client: type | None) -> ModuleType | None:
+    """The package a client's code is typed with: its ``Client`` class's, else its handlers'
+    (both must be of the same package); None when neither is given."""
+    if client is None:
+        return package_of(handlers) if handlers is not None else None
+    own = client_package(client)
+    if handlers is not None and package_of(handlers) is not own:
+        raise TypeError(
+            f"client={client.__qualname__} is of {own.__name__}, but the handlers "
+            f"({type(handlers).__qualname__}) are of {package_of(handlers).__name__}: "
+            "use one package's Client and ClientHandlers"
+        )
+    return own
 
 
 def generated_beside(own: ModuleType) -> list[ProtocolPackage]:

@@ -29,6 +29,7 @@ from .packages import ProtocolPackage, generated_beside, package_of
 from .results import describe, plain, to_wire
 from .session import CommonBuiltins, Session
 from .stubs import RequestContext, ToolError
+from .hooks import refuse_task_hooks
 from .tasks import TaskBuiltins, TaskStore
 from .tools import ToolSchemas
 
@@ -60,7 +61,16 @@ class ServerBuiltins(CommonBuiltins):
 
     session: ServerSession
 
+    async def initialize(self, params: Any, ctx: RequestContext[Any] | None = None) -> dict[str, Any]:
+        """The runtime runs the handshake (version, capabilities from your handlers): set the
+        server's name and version with ``server_info={"name": ..., "version": ...}`` and
+        its ``instructions=`` (options of ``run_stdio``, ``http_app``); ``on_initialized``
+        is called when the client is ready."""
+        return await self.session._initialize(params)
+
     async def set_level(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """The runtime keeps the client's log level: ``ctx.log(level, data)`` sends only
+        what passes it."""
         levels = self.session.package.log_levels() if self.session.package else ()
         if params.level not in levels:
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown log level {params.level!r}")
@@ -100,7 +110,7 @@ class ServerSession(Session):
         )
         super().__init__(handlers, None, None)
         self.own_package = ProtocolPackage.of(own)
-        self.builtins = ServerBuiltins(self)
+        self.builtins = self._server_builtins = ServerBuiltins(self)
         self._handler_base = importlib.import_module(f"{own.__name__}.server").ServerHandlers
         self._peer_class = importlib.import_module(f"{own.__name__}.server").ClientPeer
         self.server_info = server_info or {"name": type(handlers).__name__, "version": "0.0.0"}
@@ -114,6 +124,8 @@ class ServerSession(Session):
         self.handles_tasks = tasks
         self.task_store = TaskStore(self.task_status) if tasks else None
         self.task_builtins = TaskBuiltins(self.task_store) if self.task_store else None
+        if tasks:
+            refuse_task_hooks(handlers, self._handler_base, TaskBuiltins)
         self.subscribed_uris: set[str] = set()
         self.changes = changes
         self._unsubscribe = (
@@ -155,7 +167,7 @@ class ServerSession(Session):
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
         if self.package is None:
             if method == INITIALIZE:
-                return await self._initialize(params)
+                return await self._server_builtins.initialize(params)
             if method == PING:
                 return {}
             raise RpcError(

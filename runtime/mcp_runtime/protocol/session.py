@@ -514,6 +514,7 @@ class CommonBuiltins:
         self.session = session
 
     async def ping(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """The runtime answers ping at once, on both sides; there is nothing to add."""
         return {}
 
     async def on_cancelled(self, params: Any, ctx: RequestContext[Any]) -> None:

@@ -11,6 +11,7 @@ from .spec import NotificationSpec, RequestSpec
 
 ResultT = TypeVar("ResultT")
 PeerT = TypeVar("PeerT")
+ClientT = TypeVar("ClientT", bound="Outbound")
 
 
 class MethodNotFound(Exception):
@@ -205,3 +206,35 @@ class Handlers:
         return frozenset(
             name for name in names if getattr(cls, name, None) is not getattr(base, name, None)
         )
+
+
+class ServerHandlersBase(Handlers):
+    """Base of a generated ``ServerHandlers``.
+
+    A subclass may not override a hook the runtime answers itself (``initialize``, ``ping``,
+    ``set_level``, ``server/discover``, ``subscriptions/listen``): it would never be called,
+    so defining the class raises :class:`TypeError` naming what to use instead.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if ServerHandlersBase not in cls.__bases__:  # a user's class, not the generated one
+            from .hooks import refuse_runtime_hooks
+
+            refuse_runtime_hooks(cls, ServerHandlersBase, "server")
+
+
+class ClientHandlersBase(Handlers, Generic[ClientT]):
+    """Base of a generated ``ClientHandlers``, linked to its package's ``Client`` type:
+    ``connect_stdio(..., handlers=MyHandlers())`` yields that ``Client``.
+
+    A subclass may not override a hook the runtime answers itself (``ping``): defining the
+    class raises :class:`TypeError`.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if ClientHandlersBase not in cls.__bases__:
+            from .hooks import refuse_runtime_hooks
+
+            refuse_runtime_hooks(cls, ClientHandlersBase, "client")

@@ -217,16 +217,20 @@ class TaskBuiltins:
         self.store = store
 
     async def get_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """A task's status comes from the runtime's task store."""
         return await self.store.get_wire(params.task_id)
 
     async def get_task_payload(self, params: Any, ctx: RequestContext[Any]) -> Any:
+        """A task's result is what the handler that ran as the task returned."""
         result = to_wire(await self.store.outcome(params.task_id))
         meta = dict(result.get("_meta") or {})
         meta[RELATED_TASK_KEY] = {"taskId": params.task_id}
         return {**result, "_meta": meta}
 
     async def list_tasks(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """The runtime lists the tasks of its store."""
         return {"tasks": await self.store.list_wire()}
 
     async def cancel_task(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """The runtime cancels the task's handler (it sees asyncio.CancelledError)."""
         return await self.store.cancel_wire(params.task_id)

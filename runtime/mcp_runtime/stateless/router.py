@@ -90,6 +90,11 @@ class EraRouter:
 
     async def on_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled":
+            legacy = self.legacy
+            if legacy is not None and legacy.package is not None:
+                # the session's built-in cancels; the user's on_cancelled hears of it too
+                await legacy.on_notification(method, params)
+                return
             engine = (self.legacy or self.modern).engine  # type: ignore[union-attr]
             if engine is not None and isinstance(params, dict):
                 engine.cancel_incoming(params.get("requestId"))

@@ -560,6 +560,9 @@ class StatelessBuiltins:
         self.server = server
 
     async def discover(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
+        """The runtime answers ``server/discover``: its capabilities come from your handlers,
+        its ``serverInfo`` and ``instructions`` from the ``server_info=`` and
+        ``instructions=`` options of ``run_stdio``/``http_app``."""
         server = self.server
         result: dict[str, Any] = {
             "supportedVersions": server.supported_versions,
@@ -570,7 +573,11 @@ class StatelessBuiltins:
         return result
 
     async def subscriptions_listen(self, params: Any, ctx: RequestContext[Any]) -> dict[str, Any]:
-        """Acknowledge what of the filter this server honours, then forward matching changes
+        """The runtime serves listen streams: publish a change with
+        ``ctx.peer.send_tool_list_changed()`` (or a ``ChangeFeed``'s ``tools_changed()``) and
+        it reaches every stream that asked for it.
+
+        Acknowledge what of the filter this server honours, then forward matching changes
         (tagged with the subscription id) until the client cancels or the server closes."""
         server = self.server
         scope = current_scope()

@@ -279,7 +279,7 @@ class HttpClientTransport:
                     return
             if status in (401, 403):
                 raise AuthRequired(status, body, headers.get("WWW-Authenticate", ""))
-            raise HttpError(status, body)
+            raise HttpError(status, body, self.http.url)
         if not self.session_id and not self.modern:
             self.session_id = headers.get("Mcp-Session-Id")
         if content_type.startswith("text/event-stream"):

@@ -74,7 +74,7 @@ class SseClientTransport:
             body = await asyncio.wait_for(http.read(response), timeout)
             if response.status in (401, 403):
                 raise AuthRequired(response.status, body, response.headers.get("WWW-Authenticate", ""))
-            raise HttpError(response.status, body)
+            raise HttpError(response.status, body, self.url)
         content_type = response.headers.get("Content-Type", "")
         if not content_type.startswith("text/event-stream"):
             raise SseHandshakeError(

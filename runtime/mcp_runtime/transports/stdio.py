@@ -7,7 +7,9 @@ Likewise the real stdin is duplicated for the protocol reader and descriptor 0 i
 at the null device, so ``input()`` or a child process cannot swallow protocol messages.
 Pipes, sockets and terminals are served by asyncio's pipe transports; a regular file (say
 ``server < requests.jsonl > replies.jsonl``) is read by a helper thread and written directly.
-The client side starts the server process and always cleans it up.
+The client side starts the server process and always cleans it up; the server's stderr is
+passed on to the client's as it comes, and its last lines name the cause when the server
+goes away (:class:`ServerProcessTransport`).
 """
 
 from __future__ import annotations
@@ -17,17 +19,25 @@ import contextlib
 import logging
 import os
 import shlex
+import signal
 import stat
 import sys
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol, SupportsIndex
 
-from ..engine.jsonrpc import MessageTooLarge
+from ..engine.jsonrpc import ConnectionClosed, MessageTooLarge
 
 logger = logging.getLogger("mcp_runtime")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: How much of a spawned server's stderr an error message quotes (all of it is passed on).
+STDERR_TAIL_LINES = 10
+STDERR_LINE_CHARS = 300
+#: How long a client waits, once its server's stdout ended, for the process to exit and its
+#: stderr to end, so the error names the exit code and the last words.
+EXIT_WAIT = 2.0
 
 
 class LineWriter(Protocol):
@@ -126,6 +136,7 @@ class LineTransport:
             except asyncio.IncompleteReadError as exc:
                 if exc.partial.strip():
                     logger.warning("dropped %d bytes without a final newline", len(exc.partial))
+                await self.input_ended()
                 return None
             except asyncio.LimitOverrunError as exc:
                 await self._discard_line(exc.consumed)
@@ -152,7 +163,18 @@ class LineTransport:
         """Write one line (one ``write`` call: lines of concurrent senders never interleave),
         then wait while the writer's buffer is over its limit."""
         self.writer.write(data + b"\n")
-        await self.writer.drain()
+        try:
+            await self.writer.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            await self.output_lost()
+            raise
+
+    async def input_ended(self) -> None:
+        """Called once the input has ended, before :meth:`receive` says so."""
+
+    async def output_lost(self) -> None:
+        """Called when a write finds the peer gone, before the error is raised (an override
+        may raise a clearer one)."""
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -242,7 +264,7 @@ async def spawn(
     cwd: str | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     shutdown_timeout: float = 2.0,
-) -> AsyncIterator[LineTransport]:
+) -> AsyncIterator[ServerProcessTransport]:
     """Start a stdio server process; on exit close its stdin, wait, then terminate/kill it.
 
     Its stdin and stdout are plain pipes served by asyncio's pipe transports (not the
@@ -251,13 +273,15 @@ async def spawn(
     loop = asyncio.get_running_loop()
     child_in, to_child = os.pipe()
     from_child, child_out = os.pipe()
+    err_from_child, child_err = os.pipe()
     try:
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=child_in, stdout=child_out, env=env, cwd=cwd
+            *command, stdin=child_in, stdout=child_out, stderr=child_err, env=env, cwd=cwd
         )
     except BaseException as error:
         os.close(to_child)
         os.close(from_child)
+        os.close(err_from_child)
         if isinstance(error, (FileNotFoundError, PermissionError)):
             raise type(error)(
                 error.errno,
@@ -268,6 +292,8 @@ async def spawn(
     finally:  # the child has its own copies now
         os.close(child_in)
         os.close(child_out)
+        os.close(child_err)
+    stderr = StderrTail(err_from_child, loop)
     read_transport: asyncio.ReadTransport | None = None
     write_transport: asyncio.WriteTransport | None = None
     try:
@@ -281,12 +307,11 @@ async def spawn(
             os.fdopen(to_child, "wb", buffering=0),
         )
         writer = asyncio.StreamWriter(write_transport, write_protocol, reader, loop)
-        transport = LineTransport(reader, writer, max_message_bytes)
+        transport = ServerProcessTransport(reader, writer, max_message_bytes)
         transport.process = process
-        transport.closed_reason = (
-            f"the server {shlex.join(command)!r} closed its stdout (it exited or was killed; "
-            "its stderr may say why)"
-        )
+        transport.command = tuple(command)
+        transport.stderr = stderr
+        transport.closed_reason = f"the server {shlex.join(command)!r} closed its stdout"
         yield transport
     finally:
         try:
@@ -300,6 +325,115 @@ async def spawn(
             if write_transport is None:
                 with contextlib.suppress(OSError):
                     os.close(to_child)
+
+
+class StderrTail:
+    """A spawned server's stderr: passed on to ours as it comes (as if inherited), and its
+    last lines kept for error messages. A thread reads it, so a slow stderr of ours stalls
+    neither the event loop nor, any more than before, the server."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        self._lines: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._partial = b""
+        self._lock = threading.Lock()
+        self._loop = loop
+        self.ended = asyncio.Event()
+        threading.Thread(target=self._pump, args=(fd,), name="mcp-server-stderr", daemon=True).start()
+
+    def _pump(self, fd: int) -> None:
+        passing_on = True
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                if passing_on:
+                    passing_on = _write_all(2, chunk)
+                self._keep(chunk)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(self.ended.set)
+
+    def _keep(self, chunk: bytes) -> None:
+        *complete, partial = (self._partial + chunk).split(b"\n")
+        with self._lock:
+            for line in complete[-STDERR_TAIL_LINES * 2 :]:
+                if line.strip(b" \t\r^~"):  # not blank, not a traceback's ^^^ marks
+                    self._lines.append(_printable(line))
+            self._partial = partial[-STDERR_LINE_CHARS * 4 :]
+
+    def last_lines(self) -> list[str]:
+        """Its last lines (a final one without a newline included)."""
+        with self._lock:
+            lines = [*self._lines, _printable(self._partial)]
+        return [line for line in lines if line.strip()][-STDERR_TAIL_LINES:]
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    """Write all of ``data`` to ``fd``; False if it cannot be written to (closed)."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        return False
+    return True
+
+
+def _printable(line: bytes) -> str:
+    text = line.decode("utf-8", "replace").rstrip()
+    return text if len(text) <= STDERR_LINE_CHARS else text[: STDERR_LINE_CHARS - 3] + "..."
+
+
+class ServerProcessTransport(LineTransport):
+    """The client's end of a spawned stdio server. When the server goes away, the reason the
+    engine gives waiting requests (:attr:`closed_reason`), and the error of a send that finds
+    it gone, name the command, how the process ended and the last lines of its stderr."""
+
+    command: tuple[str, ...] = ()
+    stderr: StderrTail | None = None
+
+    async def input_ended(self) -> None:
+        await self.settle()
+
+    async def output_lost(self) -> None:
+        raise ConnectionClosed(await self.settle()) from None
+
+    async def settle(self, when: str = "") -> str:
+        """Wait a little for the process to exit and its stderr to end; the story of its end
+        (``when``, e.g. " before the connection was set up", is put after how it ended),
+        which is also the :attr:`closed_reason` from now on."""
+        process = self.process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), EXIT_WAIT)
+        if self.stderr is not None and process is not None and process.returncode is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.stderr.ended.wait(), EXIT_WAIT)
+        self.closed_reason = self.story(when)
+        return self.closed_reason
+
+    def story(self, when: str = "") -> str:
+        """How the server ended, and its last words."""
+        code = self.process.returncode if self.process is not None else None
+        if code is None:
+            how = "closed its stdout"
+        elif code < 0:
+            how = f"was killed by signal {-code}{_signal_name(-code)}"
+        else:
+            how = f"exited with code {code}"
+        text = f"the server {shlex.join(self.command)!r} {how}{when}"
+        lines = self.stderr.last_lines() if self.stderr is not None else []
+        if not lines:
+            return text + " (and wrote nothing to stderr)"
+        return text + "; the last lines of its stderr:\n" + "\n".join("    " + line for line in lines)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f" ({signal.Signals(number).name})"
+    except ValueError:
+        return ""
 
 
 async def _stop(

@@ -1,0 +1,134 @@
+"""The README's vendoring walk-through, run as written (issue 11).
+
+The section "Vendor a revision into your project" is read block by block, in order, into an
+empty project folder: each ``sh`` block's lines are run (``pip install`` excepted: the test
+runs in the installed venv, whose ``bin`` comes first on ``PATH``); a ``python`` block marked
+``<!-- walkthrough: FILE -->`` is written to FILE; a ``diff`` block marked
+``<!-- walkthrough: patch FILE -->`` is applied to FILE; a ``text`` block marked
+``<!-- walkthrough: printed -->`` is what the last command before it printed (that command may
+then fail, as the upgrade's type check does). Every other command must succeed.
+
+The runtime is found by mypy through ``MYPYPATH``, as an installed one would be, with the
+``mypy.ini`` an installed runtime needs none of (jsonschema has no stubs).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+README = REPO_ROOT / "README.md"
+SECTION = "## Vendor a revision into your project"
+MARKER = re.compile(r"^<!-- walkthrough: (.+) -->$")
+
+
+@dataclass
+class Block:
+    language: str
+    text: str
+    marker: str | None
+
+
+def walkthrough() -> list[Block]:
+    text = README.read_text(encoding="utf-8")
+    assert SECTION in text, "the README has no vendoring walk-through"
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    blocks: list[Block] = []
+    marker: str | None = None
+    lines = iter(section.splitlines())
+    for line in lines:
+        found = MARKER.match(line)
+        if found:
+            marker = found.group(1)
+        elif line.startswith("```"):
+            body = []
+            for inner in lines:
+                if inner.startswith("```"):
+                    break
+                body.append(inner)
+            blocks.append(Block(line[3:].strip(), "\n".join(body) + "\n", marker))
+            marker = None
+    return blocks
+
+
+def run(command: str, project: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "MYPYPATH": f"{REPO_ROOT / 'runtime'}{os.pathsep}{REPO_ROOT / 'generated'}",
+        "MCP_CODEGEN_OFFLINE": "1",
+    }
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", command],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+def test_the_vendoring_walkthrough_runs_as_written(tmp_path: Path) -> None:
+    project = tmp_path / "weather"
+    project.mkdir()
+    (project / "mypy.ini").write_text("[mypy]\n[mypy-jsonschema.*]\nignore_missing_imports = True\n")
+    blocks = walkthrough()
+    kinds = [(b.language, b.marker) for b in blocks]
+    assert ("python", "server.py") in kinds and ("python", "client.py") in kinds
+    assert any(language == "diff" for language, _ in kinds)
+    ran: list[str] = []
+    for index, block in enumerate(blocks):
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        if block.language == "sh":
+            commands = [c for c in block.text.splitlines() if c.strip() and not c.startswith("pip install")]
+            for number, command in enumerate(commands):
+                result = run(command, project)
+                ran.append(command)
+                output = result.stdout + result.stderr
+                printed = following is not None and following.marker == "printed"
+                if printed and number == len(commands) - 1:
+                    assert following is not None
+                    assert following.text.strip() in output, f"$ {command}\n{output}"
+                else:
+                    assert result.returncode == 0, f"$ {command}\n{output}"
+        elif block.language == "python":
+            assert block.marker and block.marker.endswith(".py"), block.text[:80]
+            (project / block.marker).write_text(block.text, encoding="utf-8")
+        elif block.language == "diff":
+            assert block.marker and block.marker.startswith("patch "), block.text
+            target = project / block.marker.removeprefix("patch ")
+            removed = [line[1:] for line in block.text.splitlines() if line.startswith("-")]
+            added = [line[1:] for line in block.text.splitlines() if line.startswith("+")]
+            source = target.read_text(encoding="utf-8")
+            for old, new in zip(removed, added, strict=True):
+                assert source.count(old + "\n") == 1, old
+                source = source.replace(old + "\n", new + "\n")
+            target.write_text(source, encoding="utf-8")
+        else:
+            assert block.language == "text" and block.marker == "printed", block
+    assert ran == [
+        "mcp-codegen --offline --version 2025-06-18 --out weather_mcp",
+        "mypy --strict server.py client.py",
+        "python client.py",
+        "mcp-codegen diff weather_mcp 2025-11-25",
+        "mcp-codegen --offline --version 2025-11-25 --out weather_mcp",
+        "mypy --strict server.py client.py",
+        "mypy --strict server.py client.py",
+        "python client.py",
+    ]
+    # the last run, after the upgrade, printed what the first did
+    assert "Sunny, 21 °C" in run("python client.py", project).stdout
+
+
+@pytest.mark.parametrize("name", ["server.py", "client.py"])
+def test_the_walkthroughs_code_is_lint_clean(name: str, tmp_path: Path) -> None:
+    block = next(b for b in walkthrough() if b.marker == name)
+    (tmp_path / name).write_text(block.text, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--config", str(REPO_ROOT / "pyproject.toml"), name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
