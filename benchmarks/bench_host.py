@@ -64,21 +64,32 @@ async def timed_rounds(
 # -- start-up ----------------------------------------------------------------------------------
 
 
-CHILD_CPU: list[float] = []  # the servers' CPU seconds per host start-up (from rusage)
+CHILD_CPU: list[float] = []  # the servers' CPU seconds from spawn to ready, per host start-up
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process's live child processes, from
+    ``/proc/<pid>/stat`` (0.0 where there is no /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == os.getpid():  # ppid; utime and stime follow at 11 and 12
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 async def host_startup(count: int) -> float:
-    import resource
-
     from mcp_runtime.host import Host
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     async with Host({f"s{i}": entry() for i in range(count)}) as host:
         elapsed = time.perf_counter() - began
+        CHILD_CPU.append(children_cpu())  # the servers are up, nothing else has run on them
         assert len(host.ready()) == count, host.status()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the servers have been reaped
-    CHILD_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return elapsed
 
 
@@ -113,9 +124,10 @@ async def startup_rows(repeats: int) -> list[dict[str, Any]]:
          "note": f"ours 10/slowest 1: {ours_ratio:.2f}x (goal <= {GOAL_STARTUP_RATIO}x); "
                  f"SDK 10/1: {statistics.median(sdk_ten) / statistics.median(sdk_one):.2f}x (it connects one at a time)"},
         {"row": "start-up, 10 stdio servers: the servers' own CPU, s", "ours": statistics.median(cpu_ten),
-         "note": f"{os.cpu_count()} CPUs: 10 servers starting at once need "
-                 f"{statistics.median(cpu_ten):.1f} CPU-s, so start-up cannot take less than "
-                 f"{statistics.median(cpu_ten) / (os.cpu_count() or 1):.1f} s here, however it is scheduled"},
+         "note": f"{os.cpu_count()} CPUs: 10 servers starting at once use "
+                 f"{statistics.median(cpu_ten):.1f} CPU-s until they are ready, so start-up cannot "
+                 f"take less than {statistics.median(cpu_ten) / (os.cpu_count() or 1):.2f} s here, "
+                 "however it is scheduled (the 1.5x goal assumes a core per server)"},
     ]
 
 
