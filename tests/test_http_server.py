@@ -1193,3 +1193,42 @@ async def test_uvicorn_chunked_upload_over_the_limit_is_413() -> None:
         fine.close()
     assert tools.calls == ["echo"]
 
+
+
+async def _run_lifespan(app: HttpApp) -> None:
+    """Start and stop ``app`` as an ASGI server does (lifespan start-up, then shutdown)."""
+    events = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        return next(events)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["type"])
+
+    await asyncio.wait_for(app({"type": "lifespan"}, receive, send), 10)
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+async def test_start_up_objects_are_frozen_out_of_the_cyclic_collector_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An app's lifespan start-up freezes what the process holds (full collections then skip
+    it), once per process; ``freeze_gc=False`` leaves the collector alone."""
+    import gc
+
+    from mcp_runtime.transports import http_server
+
+    monkeypatch.setattr(http_server, "_startup_frozen", False)
+    gc.unfreeze()
+    try:
+        await _run_lifespan(http_app(Tools(), freeze_gc=False))
+        assert gc.get_freeze_count() == 0
+        await _run_lifespan(http_app(Tools()))
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # modules, classes, validators: what a server holds at start
+        kept = [[] for _ in range(1000)]  # new objects, then a second app: not frozen
+        await _run_lifespan(http_app(Tools()))
+        assert gc.get_freeze_count() <= frozen and kept  # (frozen objects may be freed)
+    finally:
+        gc.unfreeze()
