@@ -94,9 +94,13 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
     assert not any(n.startswith(("mcp_codegen/", "tests/", "benchmarks/")) for n in names)
     metadata = metadata_of(runtime_wheel)
     assert "Name: mcp-codegen-runtime" in metadata and "Version: 0.2.0" in metadata
-    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+    assert "License-Expression: MIT AND Apache-2.0" in metadata
+    assert "License-File: LICENSE" in metadata and "License-File: SCHEMA-LICENSE" in metadata
     (dist_info,) = {n.split("/")[0] for n in names if ".dist-info/" in n}
     assert archive.read(f"{dist_info}/licenses/LICENSE") == (REPO_ROOT / "LICENSE").read_bytes()
+    # the generated packages carry the schemas' descriptions: their licence comes along
+    schema_licence = archive.read(f"{dist_info}/licenses/SCHEMA-LICENSE")
+    assert schema_licence == (REPO_ROOT / "schema" / "LICENSE").read_bytes()
     required = sorted(line.removeprefix("Requires-Dist: ") for line in metadata
                       if line.startswith("Requires-Dist: "))
     assert required == [
