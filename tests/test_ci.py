@@ -62,9 +62,9 @@ def test_the_readme_setup_block_holds_the_two_commands_ci_runs() -> None:
     commands = result.stdout.splitlines()
     assert len(commands) == 2, commands
     install, tests = commands
-    assert install.startswith(
-        "python3 -m venv .venv && .venv/bin/pip install -e ./runtime -e '.[dev]'"
-    )
+    assert install.startswith("{ { command -v redis-server && command -v haproxy; }")
+    assert "apt-get install -y -q redis-server haproxy; }; } && python3 -m venv .venv && " in install
+    assert "&& .venv/bin/pip install -e ./runtime -e '.[dev]' &&" in install
     assert install.endswith("MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/mcp-codegen --all")
     assert tests == "MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/pytest"
 
