@@ -1217,9 +1217,9 @@ async def test_start_up_objects_are_frozen_out_of_the_cyclic_collector_once(
     it), once per process; ``freeze_gc=False`` leaves the collector alone."""
     import gc
 
-    from mcp_runtime.transports import http_server
+    from mcp_runtime.transports import asgi
 
-    monkeypatch.setattr(http_server, "_startup_frozen", False)
+    monkeypatch.setattr(asgi, "_startup_frozen", False)
     gc.unfreeze()
     try:
         await _run_lifespan(http_app(Tools(), freeze_gc=False))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import ipaddress
 import logging
 import secrets
@@ -32,6 +31,7 @@ from .asgi import (
     Send,
     accepts,
     error_code,
+    freeze_startup_objects,
     read_limited_body,
     refused_json_post,
     respond,
@@ -60,25 +60,6 @@ VERSION_HEADER = "mcp-protocol-version"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
-_startup_frozen = False
-
-
-def freeze_startup_objects() -> None:
-    """Collect, then freeze (``gc.freeze()``) every object the process holds: once per
-    process, at a server's start-up. Modules, classes, schemas and validators (tens of
-    thousands of objects that live as long as the process) then stay out of the cyclic
-    collector's full collections, which walked them all: on the 200-client benchmark a full
-    collection took about 20 ms with them and 5 ms without, and p99 latency fell by a third.
-    Reference counting frees objects as before; only cycles among objects that exist now are
-    never collected."""
-    global _startup_frozen
-    if _startup_frozen:
-        return
-    _startup_frozen = True
-    gc.collect()
-    gc.freeze()
-
-
 class BearerCheck(Protocol):
     """What :class:`HttpApp` needs of its ``auth``: a token check and the protected-resource
     metadata document. :class:`~mcp_runtime.auth.bearer.BearerAuth` is one."""
@@ -101,13 +82,10 @@ class HttpApp:
     idle when no request of it is in flight, no stream of it is open and no handler of it
     runs; an idle session also ends after ``session_idle_timeout`` seconds.
 
-    ``legacy_sse``: True (or :class:`~mcp_runtime.transports.http_sse_server.SsePaths`) also serves
-    the deprecated 2024-11-05 HTTP+SSE transport beside the MCP endpoint (GET ``/sse``,
-    POST ``/messages/``; see ``http_sse_server``), with the same Origin and credential checks.
-
-    ``freeze_gc``: at the ASGI lifespan start-up, move what the process holds by then out of
-    the cyclic garbage collector's reach (:func:`freeze_startup_objects`); False leaves the
-    collector as it is.
+    ``legacy_sse``: True (or :class:`~.http_sse_server.SsePaths`) also serves the deprecated
+    2024-11-05 HTTP+SSE transport (GET ``/sse``, POST ``/messages/``), with the same Origin and
+    credential checks. ``freeze_gc``: at lifespan start-up, freeze the start-up objects out of
+    the cyclic GC (:func:`~.asgi.freeze_startup_objects`).
     """
 
     def __init__(
@@ -165,8 +143,7 @@ class HttpApp:
         self.legacy_sse = SseEndpoint(self, paths) if legacy_sse else None
         # Handshake-era sessions any worker serves, their state in Redis (see http_shared);
         # None: in this process, each served by the worker that created it.
-        self.shared, self.state = shared, state  # (the state starts and ends with the app)
-        self.freeze_gc = freeze_gc
+        self.shared, self.state, self.freeze_gc = shared, state, freeze_gc  # (state: lifespan)
         if shared is not None:
             shared.attach(self)
 
@@ -224,7 +201,7 @@ class HttpApp:
             if message["type"] == "lifespan.startup":
                 if self.state is not None:
                     await self.state.start()
-                if self.freeze_gc:
+                if self.freeze_gc:  # (once per process)
                     freeze_startup_objects()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
