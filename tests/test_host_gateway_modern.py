@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,7 +29,9 @@ from mcp_runtime.connecting import connect_http
 from mcp_runtime.engine.jsonrpc import RpcError
 from mcp_runtime.host import Host
 from mcp_runtime.host.gateway import ParkingLimits
+from mcp_runtime.host.parking import ParkingLot
 from mcp_runtime.protocol.stubs import RequestContext
+from mcp_runtime.stateless.scope import RequestScope, _scope
 from mcp_generated.v2026_07_28 import models
 from mcp_generated.v2026_07_28.client import ClientHandlers
 
@@ -292,3 +295,48 @@ async def test_a_cancelled_round_cancels_the_call_on_its_server(reaper: Any) -> 
                 await task
             while "gone" not in json.loads(text_of(await client.call_tool(name="modern__cancelled", arguments={})))["cancelled"]:
                 await asyncio.sleep(0.05)
+
+
+async def test_a_parked_call_carries_progress_and_errors_as_a_direct_one(reaper: Any) -> None:
+    """A client that may be asked for input: its calls run parked, and still get their
+    progress, the unknown-tool error and the invalid-arguments tool result."""
+    async with (
+        gateway({"ask": ASKER, "modern": stdio(MODERN_SERVER, "--stdio")}) as (_, port),
+        connect_http(url(port), handlers=Answers("p")) as client,
+    ):
+        with anyio.fail_after(LIMIT):
+            seen: list[float] = []
+            client.session.progress_callbacks["t"] = lambda note: seen.append(note.progress)
+            done = await client.call_tool(name="modern__progress", meta={"progressToken": "t"})  # type: ignore[arg-type]
+            assert text_of(done) == "progressed" and seen == [1, 2, 3]
+            with pytest.raises(RpcError, match="no tool named 'nope'") as unknown:
+                await client.call_tool(name="nope", arguments={})
+            assert unknown.value.code == -32602
+            invalid = await client.call_tool(name="ask__sample", arguments={"prompt": 3})
+            assert invalid.is_error and "invalid arguments for tool 'ask__sample'" in text_of(invalid)
+
+
+async def test_the_parked_call_runs_in_a_fresh_context() -> None:
+    """Nothing of the request that starts a parked call (its stateless scope, any context
+    variable of the transport or the application) is seen by the call's task."""
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("gateway_test_marker")
+    marker.set("the request's")
+
+    async def emit(method: str, params: Any) -> None:
+        raise AssertionError("nothing is emitted")
+
+    scope = RequestScope("tools/call", 1, {"protocolVersion": "2026-07-28", "clientCapabilities": SAMPLING}, emit)
+    token = _scope.set(scope)
+    seen: dict[str, Any] = {}
+
+    async def start(forward: Any, progress: Any) -> str:
+        seen.update((var.name, value) for var, value in contextvars.copy_context().items())
+        return "done"
+
+    lot = ParkingLot({})
+    try:
+        assert await asyncio.wait_for(lot.serve(None, None, start, None), 10) == "done"
+    finally:
+        _scope.reset(token)
+    assert "gateway_test_marker" not in seen and "mcp_request_scope" not in seen
+    assert lot.calls == {} and lot.counts == {}
