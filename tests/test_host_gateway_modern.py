@@ -340,3 +340,19 @@ async def test_the_parked_call_runs_in_a_fresh_context() -> None:
         _scope.reset(token)
     assert "gateway_test_marker" not in seen and "mcp_request_scope" not in seen
     assert lot.calls == {} and lot.counts == {}
+
+
+async def test_an_invalid_answer_is_refused_and_the_call_still_waits(reaper: Any) -> None:
+    async with gateway({"ask": ASKER}) as (_, port):
+        with anyio.fail_after(LIMIT):
+            _, first = await answer(port, call(1, "ask__sample", {"prompt": "p"}, capabilities=SAMPLING))
+            state = first["result"]["requestState"]
+            _, bad = await answer(port, call(
+                2, "ask__sample", {"prompt": "p"}, capabilities=SAMPLING,
+                inputResponses={"sampling-1": {"action": "accept"}}, requestState=state))  # a form's answer
+            assert bad["error"]["code"] == -32602
+            assert "is not a valid answer to sampling/createMessage" in bad["error"]["message"]
+            good = {"sampling-1": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}}
+            _, done = await answer(port, call(
+                3, "ask__sample", {"prompt": "p"}, capabilities=SAMPLING, inputResponses=good, requestState=state))
+        assert done["result"]["content"][0]["text"] == "fine"

@@ -150,9 +150,10 @@ class ParkedCall:
                     del self.waiting[key]  # answered (or the server stopped waiting)
             while True:
                 while self.new:
-                    ask = self.new.pop(0)
+                    ask = self.new[0]  # left in place if putting it fails
                     if not ask.answer.done() and not await self._put(ctx, scope, ask):
                         self.waiting[ask.key] = ask
+                    self.new.pop(0)
                 if scope.asked:
                     self.round += 1
                     return {
@@ -201,8 +202,8 @@ class ParkedCall:
             self.close(f"the gateway's client did not answer within {self.lot.limits.ttl:g} s")
 
     def close(self, reason: str | None) -> None:
-        """Leave the lot; with a ``reason``, refuse the server's open requests and cancel
-        the call on its server."""
+        """Leave the lot and refuse the server's open requests; with a ``reason`` (the call
+        is given up, not over), cancel the call on its server first."""
         if self.closed:
             return
         self.closed = True
@@ -210,9 +211,7 @@ class ParkedCall:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        if reason is None:
-            return
-        self.refusal = reason
+        self.refusal = reason or "the call they belong to has ended"
         if self.task.done():
             self._refuse()
         else:  # the server hears of the cancellation first; its requests are refused after
