@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,7 +27,7 @@ from mcp.client.session import ClientRequestContext
 from test_hardening_stateless import PRM, answer, call, verify
 
 from mcp_runtime.auth.bearer import BearerAuth
-from mcp_runtime.connecting import connect_http
+from mcp_runtime.connecting import connect_http, connect_stdio
 from mcp_runtime.engine.jsonrpc import RpcError
 from mcp_runtime.host import Host
 from mcp_runtime.host.gateway import ParkingLimits
@@ -356,3 +358,17 @@ async def test_an_invalid_answer_is_refused_and_the_call_still_waits(reaper: Any
             _, done = await answer(port, call(
                 3, "ask__sample", {"prompt": "p"}, capabilities=SAMPLING, inputResponses=good, requestState=state))
         assert done["result"]["content"][0]["text"] == "fine"
+
+
+async def test_mcp_host_serve_over_stdio_forwards_to_a_modern_client(reaper: Any, tmp_path: Path) -> None:
+    """``mcp-host serve --stdio`` (a process) with our 2026-07-28 client on its stdin/stdout."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"ask": ASKER}}))
+    answers = Answers("stdio")
+    command = [sys.executable, "-m", "mcp_runtime.host.cli", "serve", "--config", str(config), "--stdio"]
+    async with connect_stdio(command, handlers=answers, cwd=str(REPO)) as client:
+        assert client.session.era == "stateless"
+        with anyio.fail_after(LIMIT):
+            result = await client.call_tool(name="ask__interview", arguments={"topic": "pipes"})
+    assert text_of(result) == "asked 'stdio on a question about pipes', heard stdio agrees"
+    assert answers.elicited == ["stdio on a question about pipes"]
