@@ -372,3 +372,17 @@ async def test_mcp_host_serve_over_stdio_forwards_to_a_modern_client(reaper: Any
             result = await client.call_tool(name="ask__interview", arguments={"topic": "pipes"})
     assert text_of(result) == "asked 'stdio on a question about pipes', heard stdio agrees"
     assert answers.elicited == ["stdio on a question about pipes"]
+
+
+async def test_a_prompt_that_samples_reaches_a_modern_client(reaper: Any) -> None:
+    """prompts/get is forwarded the same way (here to the stateless-era server, whose input
+    request comes back within the host's call)."""
+    answers = Answers("q")
+    async with (
+        gateway({"modern": stdio(MODERN_SERVER, "--stdio")}) as (_, port),
+        connect_http(url(port), handlers=answers) as client,
+    ):
+        with anyio.fail_after(LIMIT):
+            prompt = await client.get_prompt(name="modern__interview")
+    assert prompt.messages[0].content.text == "Ask: m says q on one interview question"  # type: ignore[union-attr]
+    assert answers.sampled == ["one interview question"]
