@@ -5,8 +5,11 @@ those of every connected server, under their exported names. Calls go to the own
 server through :meth:`Host.call_tool` (so they are validated, time-limited and isolated
 the same way); progress comes back to the caller; a caller's cancellation reaches the
 owning server; sampling and elicitation requests a server makes during a forwarded call
-go to the gateway's own client (handshake-era gateway clients; a 2026-07-28 client's call
-cannot be paused for them, so the host's own hooks answer those). The gateway's
+go to the gateway's own client, both eras: a handshake-era session is sent the request; a
+2026-07-28 client gets it in an ``InputRequiredResult`` while the call waits, parked,
+for the client's retry with the answer (see :mod:`.parking`: bounded in time and number,
+bound to the principal that started it). A request of a kind the client did not declare
+is answered by the host's own hooks. The gateway's
 capabilities follow the registry (tools always; resources, prompts and completions when a
 configured server offers them) and its ``list_changed`` notifications follow the
 registry's changes. It runs on the runtime's own servers: ``serve_stdio`` and
@@ -28,17 +31,18 @@ from ..protocol.capabilities import has_capability
 from ..protocol.feed import ChangeFeed
 from ..protocol.results import to_wire
 from ..protocol.stubs import ToolError
+from ..stateless.scope import current_scope
 from ..stateless.server import StatelessServer
 from .changes import Change
 from .errors import HostError, InvalidArguments, UnknownTool
 from .handlers import Forward
+from .parking import FORWARDED, ParkingLimits, ParkingLot, Start, wants_input
 from .registry import PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from .supervisor import ServerRuntime
 
 logger = logging.getLogger("mcp_runtime.host")
 
 SERVER_INFO = {"name": "mcp-host-gateway", "version": "0.1.0"}
-FORWARDED = {"sampling": "sampling/createMessage", "elicitation": "elicitation/create"}
 #: registry change kind -> what the gateway's clients are told
 ANNOUNCE = {
     "tools": "tools_changed",
@@ -148,12 +152,22 @@ class _Progress:
                 await self.task
 
 
-def gateway_handlers(host: GatewayHost) -> object:
+def _parks(ctx: Any) -> bool:
+    """Whether this call is a 2026-07-28 client's that may be asked for input."""
+    return isinstance(ctx.hooks, StatelessServer) and wants_input(current_scope())
+
+
+def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None) -> object:
     """A handler object (a ``ServerHandlers`` subclass of the host's package) serving the
-    host's registry; methods exist for what the registry can offer."""
+    host's registry; methods exist for what the registry can offer. ``parking`` bounds the
+    calls of 2026-07-28 clients waiting for their input (the object's ``parked``)."""
     package = host.package
     base = importlib.import_module(f"{package.__name__}.server").ServerHandlers
     requests = importlib.import_module(f"{package.__name__}.dispatch").REQUESTS
+    lot = ParkingLot(requests, parking)
+
+    async def parked(ctx: Any, params: Any, start: Start, progress: Any = None) -> Any:
+        return await lot.serve(ctx, getattr(params, "request_state", None), start, progress)
 
     async def list_tools(self: Any, params: Any, ctx: Any) -> dict[str, Any]:
         return {"tools": [entry.exported() for entry in host.tools(include_unavailable=False)]}
@@ -161,6 +175,9 @@ def gateway_handlers(host: GatewayHost) -> object:
     async def call_tool(self: Any, params: Any, ctx: Any) -> Any:
         progress = _Progress(ctx) if ctx.progress_token is not None else None
         try:
+            if _parks(ctx):
+                return await parked(ctx, params, lambda forward, note: host.call_tool(
+                    params.name, params.arguments, progress=note, forward=forward), progress)
             return await host.call_tool(
                 params.name, params.arguments, progress=progress, forward=_forwarder(ctx, requests)
             )
@@ -176,6 +193,9 @@ def gateway_handlers(host: GatewayHost) -> object:
         return {"prompts": [{**entry.definition, "name": entry.name} for entry in host.prompts()]}
 
     async def get_prompt(self: Any, params: Any, ctx: Any) -> Any:
+        if _parks(ctx):
+            return await _routed(parked(ctx, params, lambda forward, note: host.get_prompt(
+                params.name, params.arguments, forward=forward)))
         return await _routed(host.get_prompt(params.name, params.arguments, forward=_forwarder(ctx, requests)))
 
     async def list_resources(self: Any, params: Any, ctx: Any) -> dict[str, Any]:
@@ -185,6 +205,9 @@ def gateway_handlers(host: GatewayHost) -> object:
         return {"resourceTemplates": [dict(entry.definition) for entry in host.resource_templates()]}
 
     async def read_resource(self: Any, params: Any, ctx: Any) -> Any:
+        if _parks(ctx):
+            return await _routed(parked(ctx, params, lambda forward, note: host.read_resource(
+                params.uri, forward=forward)))
         return await _routed(host.read_resource(params.uri, forward=_forwarder(ctx, requests)))
 
     async def complete(self: Any, params: Any, ctx: Any) -> Any:
@@ -202,7 +225,9 @@ def gateway_handlers(host: GatewayHost) -> object:
         )
     if _offers(host, "completions"):
         namespace["complete"] = complete
-    return type("GatewayHandlers", (base,), namespace)()
+    handlers = type("GatewayHandlers", (base,), namespace)()
+    handlers.parked = lot
+    return handlers
 
 
 async def _routed(call: Any) -> Any:
@@ -214,8 +239,10 @@ async def _routed(call: Any) -> Any:
 
 def gateway_options(host: GatewayHost, **options: Any) -> tuple[object, dict[str, Any], Callable[[], None]]:
     """(handlers, server options, unsubscribe): what ``serve_stdio``/``http_app`` take, with
-    a change feed the host's registry changes are published on."""
+    a change feed the host's registry changes are published on. ``parking``
+    (:class:`~.parking.ParkingLimits`) bounds the calls waiting for 2026-07-28 clients."""
     feed = ChangeFeed()
+    parking: ParkingLimits | None = options.pop("parking", None)
 
     def announce(change: Change) -> None:
         method = ANNOUNCE.get(change.kind)
@@ -226,7 +253,7 @@ def gateway_options(host: GatewayHost, **options: Any) -> tuple[object, dict[str
     options.setdefault("server_info", SERVER_INFO)
     options.setdefault("instructions", "One MCP server for the servers configured in an mcp-host.")
     return (
-        gateway_handlers(host),
+        gateway_handlers(host, parking=parking),
         # the host checks arguments against the same schemas: no second check here
         {"list_changed": ("tools", "resources", "prompts"), "changes": feed,
          "validate_tools": False, **options},
@@ -243,6 +270,14 @@ async def serve_stdio(host: GatewayHost, **options: Any) -> None:
         await run(handlers, **server_options)
     finally:
         unsubscribe()
+        await _close(handlers)
+
+
+async def _close(handlers: object) -> None:
+    """End the calls still parked for 2026-07-28 clients (the gateway stops)."""
+    lot = getattr(handlers, "parked", None)
+    if isinstance(lot, ParkingLot):
+        await lot.aclose()
 
 
 def gateway_app(host: GatewayHost, *, path: str = "/mcp", **options: Any) -> Any:
@@ -286,7 +321,10 @@ async def serve_http(
             self.force_exit = self.should_exit
             self.should_exit = True
 
-    app = gateway_app(host, path=path, **options)
+    from ..serving import http_app
+
+    handlers, server_options, unsubscribe = gateway_options(host, **options)
+    app = http_app(handlers, path=path, **server_options)
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((address, port))
@@ -303,6 +341,8 @@ async def serve_http(
         await server.serve(sockets=[sock])
     finally:
         sock.close()
+        unsubscribe()
+        await _close(handlers)
 
 
-__all__ = ["gateway_app", "gateway_handlers", "gateway_options", "serve_http", "serve_stdio"]
+__all__ = ["ParkingLimits", "gateway_app", "gateway_handlers", "gateway_options", "serve_http", "serve_stdio"]
