@@ -95,6 +95,8 @@ class Hardened(Tools):
                 self.feed.tools_changed()
             elif how == "resource":
                 self.feed.resource_updated(WATCHED)
+            elif how == "peer_resource":
+                await ctx.peer.send_resource_updated(uri=WATCHED)
             else:
                 await ctx.peer.send_tool_list_changed()
             self.started.set()
@@ -330,6 +332,27 @@ async def test_resource_updates_reach_only_the_subscribed_sessions_on_their_get_
     await held.finished()
     updated = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": WATCHED}}
     assert [stream.messages() for stream in streams] == [[updated]] * 3 + [[]]
+    assert methods(held) == ["notifications/progress"] * 2 + [None]
+
+
+async def test_a_resource_update_sent_by_an_unsubscribed_sessions_handler_reaches_only_subscribers() -> None:
+    """Regression: ``ctx.peer.send_resource_updated`` went to the handler's own client even
+    though it never subscribed (the schema: only after a resources/subscribe)."""
+    app, tools = hardened_app()
+    sessions = [await initialize(app) for _ in range(3)]
+    for session in sessions[:2]:
+        reply = await send(app, body=rpc(1, "resources/subscribe", {"uri": WATCHED}), session=session)
+        assert reply.json()["result"] == {}
+    streams = [await open_get(app, session) for session in sessions]
+    held = exchange(app, body=call(2, "announce", {"how": "peer_resource"}, token="r"), session=sessions[2])
+    await wait_for_flag(tools.started)
+    for stream in streams[:2]:
+        await stream.until(lambda e: len(e.events()) >= 1)
+    await asyncio.sleep(0.05)
+    tools.gate.set()
+    await held.finished()
+    updated = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": WATCHED}}
+    assert [stream.messages() for stream in streams] == [[updated]] * 2 + [[]]
     assert methods(held) == ["notifications/progress"] * 2 + [None]
 
 

@@ -133,11 +133,14 @@ class ServerSession(Session):
         )
 
     async def send_notification(self, spec: Any, params: Any) -> None:
-        """Send to this session's client; a change notification also goes to the change
-        feed, so the other sessions and the 2026-07-28 listen streams hear of it too."""
-        await super().send_notification(spec, params)
-        if self.changes is not None and spec.method in CHANGE_NOTIFICATIONS:
-            self.changes.publish(spec.method, plain(params) if params else None, origin=self)
+        """Send to this session's client (``resources/updated`` only if it subscribed to the
+        resource); a change notification also goes to the change feed, so the other sessions
+        and the 2026-07-28 listen streams hear of it too."""
+        method = spec.method
+        if method != RESOURCE_UPDATED or (plain(params) or {}).get("uri") in self.subscribed_uris:
+            await super().send_notification(spec, params)
+        if self.changes is not None and method in CHANGE_NOTIFICATIONS:
+            self.changes.publish(method, plain(params) if params else None, origin=self)
 
     def close(self) -> None:
         """Stop receiving server-wide changes and cancel the tasks still running (the
