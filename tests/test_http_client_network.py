@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import functools
 import os
 import shutil
@@ -595,3 +596,26 @@ def test_aiohttp_is_imported_only_when_a_program_speaks_http() -> None:
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=LIMIT)
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        aiohttp.ServerDisconnectedError(),
+        aiohttp.ClientOSError(errno.ECONNRESET, "Connection reset by peer"),
+        ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"),
+    ],
+    ids=["closed", "reset (aiohttp)", "reset"],
+)
+def test_a_first_https_request_cut_without_a_client_certificate_names_cert(error: Exception) -> None:
+    """A server refusing a missing client certificate (TLS 1.3: after the handshake) may
+    close the connection or reset it, whichever the timing gives; both name ``cert=``.
+    Regression: a reset (seen under load in CI) became a bare ResponseLost."""
+    from yarl import URL
+
+    from mcp_runtime.transports.http_aiohttp import HttpClient
+
+    client = HttpClient("https://127.0.0.1:8443/mcp")
+    failure = client._failure(error, URL(client.url))
+    assert isinstance(failure, TlsError), failure
+    assert "127.0.0.1:8443" in str(failure) and "cert=" in str(failure)

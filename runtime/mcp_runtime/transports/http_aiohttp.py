@@ -48,6 +48,7 @@ cookies, headers, trace hooks, connector) and never closed here; only ``total`` 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import select
 import ssl
@@ -420,7 +421,7 @@ class HttpClient:
         if alert is not None:
             return TlsError(f"{host} closed the TLS connection ({alert}){_tls_hint(error)}")
         if (
-            isinstance(error, aiohttp.ServerDisconnectedError)
+            _closed_or_reset(error)
             and target.scheme == "https"
             and self._pool.owned
             and self.options.cert is None
@@ -526,6 +527,14 @@ def _tls_refusal(error: BaseException) -> str | None:
             return str(seen.reason).lower().replace("_", " ")
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _closed_or_reset(error: BaseException) -> bool:
+    """Whether the server closed the connection or reset it (after a refused TLS 1.3 client
+    certificate either can come first: the alert, a close, or a reset)."""
+    return isinstance(error, (aiohttp.ServerDisconnectedError, ConnectionResetError)) or (
+        isinstance(error, aiohttp.ClientOSError) and error.errno == errno.ECONNRESET
+    )
 
 
 def _tls_hint(error: BaseException) -> str:
