@@ -165,11 +165,11 @@ def sdk_connection(client: Any, *, checked: bool) -> Connection:
 async def ours_in_memory(
     connector: str, protocol: Any, *, script: Path = OURS_SERVER
 ) -> AsyncIterator[Any]:
-    """Our client and a peer's handlers in this process, joined by ``mcp_runtime.connecting.<connector>``:
+    """Our client and a peer's handlers in this process, joined by ``typedmcp.connecting.<connector>``:
     ``connect_direct`` (no transport, no JSON-RPC: a request is a call of the server's
     dispatcher) or ``connect_memory`` (JSON-RPC bytes between two engines); yields the
     client."""
-    from mcp_runtime import connecting as launchers
+    from typedmcp import connecting as launchers
 
     peer = load_peer(script)
     server_info = {"name": peer.NAME, "version": peer.VERSION}

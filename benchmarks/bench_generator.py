@@ -107,7 +107,7 @@ def codegen_command() -> list[str]:
     found = shutil.which("mcp-codegen")
     if found:
         return [found]
-    return [sys.executable, "-c", "from mcp_codegen.cli import main; main()"]
+    return [sys.executable, "-c", "from typedmcp_codegen.cli import main; main()"]
 
 
 def tree_files(root: Path) -> dict[str, bytes]:
@@ -152,9 +152,9 @@ def bench_generate_cli(schema_dir: Path, runs: int) -> dict[str, Any]:
 _INPROCESS_GENERATE = r"""
 import json, sys, time
 from pathlib import Path
-from mcp_codegen.generate import generate_package
-from mcp_codegen.load import SchemaSource, load_schema
-from mcp_codegen.pins import load_pins
+from typedmcp_codegen.generate import generate_package
+from typedmcp_codegen.load import SchemaSource, load_schema
+from typedmcp_codegen.pins import load_pins
 
 schema_dir, runs, revisions = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
 pins = load_pins()

@@ -1,4 +1,4 @@
-"""The host (``mcp_runtime.host``) beside the official SDK's ``ClientSessionGroup``
+"""The host (``typedmcp.host``) beside the official SDK's ``ClientSessionGroup``
 (mcp 2.3.0), in one run, on the same stdio server program (``peers/ours_server.py``):
 
 * start-up of 10 stdio servers, against the start-up of one (goal: at most 1.5x);
@@ -92,7 +92,7 @@ def children_cpu() -> float:
 
 
 async def host_startup(count: int, wait: float = 0.0) -> float:
-    from mcp_runtime.host import Host
+    from typedmcp.host import Host
 
     began = time.perf_counter()
     async with Host({f"s{i}": entry(wait) for i in range(count)}) as host:
@@ -154,7 +154,7 @@ async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
     from mcp.client.session_group import ClientSessionGroup
     from mcp.client.stdio import StdioServerParameters
 
-    from mcp_runtime.host import Host
+    from typedmcp.host import Host
 
     async with Host({"s": entry()}) as host:
         client = host.server("s").client
@@ -204,12 +204,12 @@ async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
 
 
 async def gateway_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
-    from mcp_runtime.connecting import connect_stdio
+    from typedmcp.connecting import connect_stdio
 
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "mcp.json"
         config.write_text(json.dumps({"mcpServers": {"s": entry()}}))
-        gateway = [sys.executable, "-m", "mcp_runtime.host.cli", "serve", "--config", str(config), "--stdio"]
+        gateway = [sys.executable, "-m", "typedmcp.host.cli", "serve", "--config", str(config), "--stdio"]
         async with (
             connect_stdio([sys.executable, str(SERVER), "stdio"]) as server,
             connect_stdio(gateway) as through,

@@ -6,7 +6,7 @@ Run from the repository root::
 
 Every measurement uses the same tool, ``echo`` (one string argument, one text block back),
 served by two equivalent minimal servers in ``benchmarks/peers/``: ``ours_server.py``
-(a generated ``ServerHandlers`` subclass on ``mcp_runtime``) and ``sdk_server.py``
+(a generated ``ServerHandlers`` subclass on ``typedmcp``) and ``sdk_server.py``
 (the low-level ``mcp.server.lowlevel.Server`` of ``mcp==2.3.0``). It measures:
 
 1. stdio: sequential ``tools/call`` round trips per second, each client spawning its server
@@ -107,7 +107,7 @@ def ours_protocol() -> ModuleType:
 
 @contextlib.asynccontextmanager
 async def ours_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
-    from mcp_runtime.connecting import connect_stdio
+    from typedmcp.connecting import connect_stdio
 
     async with connect_stdio(command, protocol=ours_protocol(), env=common.child_env()) as client:
         yield common.ours_connection(client, checked=False)
@@ -129,7 +129,7 @@ async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
 
 @contextlib.asynccontextmanager
 async def ours_http(url: str, tls: common.Tls | None = None) -> AsyncIterator[common.Connection]:
-    from mcp_runtime.connecting import connect_http
+    from typedmcp.connecting import connect_http
 
     trust = tls.ca if tls is not None else True
     async with connect_http(url, protocol=ours_protocol(), verify=trust) as client:
@@ -319,7 +319,7 @@ async def bench_inprocess(settings: Settings) -> dict[str, Any]:
         "paths": paths,
         "ours": "ours",
         "sdk": "sdk",
-        "ours_path": "mcp_runtime.connecting.connect_memory",
+        "ours_path": "typedmcp.connecting.connect_memory",
     }
 
 
@@ -401,7 +401,7 @@ import time
 _t0 = time.perf_counter()
 import asyncio, os, sys
 import mcp_generated.v2025_11_25 as protocol
-from mcp_runtime.connecting import connect_stdio
+from typedmcp.connecting import connect_stdio
 
 async def main():
     async with connect_stdio([sys.executable, sys.argv[1], "stdio"], protocol=protocol,
@@ -595,7 +595,7 @@ def render(report: Mapping[str, Any]) -> str:
 
     env = report["environment"]
     header = (
-        f"mcp-codegen runtime benchmark: {PACKAGE} on mcp_runtime vs {common.SDK_REQUIREMENT} "
+        f"mcp-codegen runtime benchmark: {PACKAGE} on typedmcp vs {common.SDK_REQUIREMENT} "
         f"| python {env['python']}, pydantic {env['pydantic']} (core {env['pydantic-core']}), "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
         f"httpx2 {env['httpx2']}, aiohttp {env['aiohttp']}, {env['openssl']}, {env['cpus']} CPUs"

@@ -123,7 +123,7 @@ def sdk_checked(client: Any) -> common.Connection:
 
 @contextlib.asynccontextmanager
 async def ours_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
-    from mcp_runtime.connecting import connect_stdio
+    from typedmcp.connecting import connect_stdio
 
     async with connect_stdio(command, protocol="auto", env=common.child_env()) as client:
         yield ours_checked(client)
@@ -140,7 +140,7 @@ async def sdk_stdio(command: list[str]) -> AsyncIterator[common.Connection]:
 
 @contextlib.asynccontextmanager
 async def ours_http(url: str, tls: common.Tls | None = None) -> AsyncIterator[common.Connection]:
-    from mcp_runtime.connecting import connect_http
+    from typedmcp.connecting import connect_http
 
     trust = tls.ca if tls is not None else True
     async with connect_http(url, protocol="auto", verify=trust) as client:
@@ -326,7 +326,7 @@ async def bench_inprocess(settings: Settings) -> dict[str, Any]:
     # like with like: no JSON-RPC on either side (ours_memory vs sdk_streams: info rows)
     return {
         **section(paths, ["sdk_direct"]),
-        "ours_path": "mcp_runtime.connecting.connect_direct",
+        "ours_path": "typedmcp.connecting.connect_direct",
     }
 
 
@@ -394,7 +394,7 @@ def render(report: Mapping[str, Any]) -> str:
     rows.extend(common.throughput_rows(report, heads, LABELS, hidden=("ours",)))
     env = report["environment"]
     header = (
-        f"mcp-codegen runtime benchmark, stateless era: {PACKAGE} on mcp_runtime vs "
+        f"mcp-codegen runtime benchmark, stateless era: {PACKAGE} on typedmcp vs "
         f"{common.SDK_REQUIREMENT} in auto mode | python {env['python']}, pydantic {env['pydantic']}, "
         f"uvicorn {env['uvicorn']} + httptools {env['httptools']}, anyio {env['anyio']}, "
         f"httpx2 {env['httpx2']}, aiohttp {env['aiohttp']}, {env['openssl']}, {env['cpus']} CPUs"

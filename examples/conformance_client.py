@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_runtime import OAuthProvider, RequestContext, connect_http
-from mcp_runtime.auth.oauth import ClientMetadata, OAuthError, auto_approve
+from typedmcp import OAuthProvider, RequestContext, connect_http
+from typedmcp.auth.oauth import ClientMetadata, OAuthError, auto_approve
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 

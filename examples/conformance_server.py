@@ -44,7 +44,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mcp_runtime import (
+from typedmcp import (
     INVALID_PARAMS,
     CapabilityError,
     ChangeFeed,

@@ -1,6 +1,6 @@
 """A one-tool MCP server over stdio: ``python examples/weather_server.py``."""
 
-from mcp_runtime import INVALID_PARAMS, RequestContext, RpcError, run_stdio
+from typedmcp import INVALID_PARAMS, RequestContext, RpcError, run_stdio
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

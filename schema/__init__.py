@@ -1,1 +1,1 @@
-"""Pinned schema revisions (``pins.json``), shipped as package data of mcp_codegen."""
+"""Pinned schema revisions (``pins.json``), shipped as package data of typedmcp_codegen."""

@@ -1,1 +1,1 @@
-"""Jinja2 templates for the generated stubs, shipped as package data of mcp_codegen."""
+"""Jinja2 templates for the generated stubs, shipped as package data of typedmcp_codegen."""

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen.generate import GeneratedPackage, generate_package
-from mcp_codegen.load import SchemaSource, load_schema
-from mcp_codegen.output import write_tree
-from mcp_codegen.pins import load_pins
+from typedmcp_codegen.generate import GeneratedPackage, generate_package
+from typedmcp_codegen.load import SchemaSource, load_schema
+from typedmcp_codegen.output import write_tree
+from typedmcp_codegen.pins import load_pins
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.host import Change, Host
+from typedmcp.host import Change, Host
 
 REPO = Path(__file__).resolve().parent.parent
 HOST_SERVER = REPO / "tests" / "servers" / "host_server.py"

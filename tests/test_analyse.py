@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, RELEASED
 
-from mcp_codegen import analyse as analyse_module
-from mcp_codegen.analyse import (
+from typedmcp_codegen import analyse as analyse_module
+from typedmcp_codegen.analyse import (
     EMPTY_RESULT_METHODS,
     GATE_EXCEPTIONS,
     Direction,
@@ -22,12 +22,12 @@ from mcp_codegen.analyse import (
     analyse,
     handler_name,
 )
-from mcp_codegen.errors import CodegenError
-from mcp_codegen.generate import GeneratedPackage
-from mcp_codegen.load import LoadedSchema, SchemaSource, load_schema
-from mcp_codegen.models import index_models
-from mcp_codegen.pins import load_pins
-from mcp_codegen.document import Era, definitions_key, ref_name
+from typedmcp_codegen.errors import CodegenError
+from typedmcp_codegen.generate import GeneratedPackage
+from typedmcp_codegen.load import LoadedSchema, SchemaSource, load_schema
+from typedmcp_codegen.models import index_models
+from typedmcp_codegen.pins import load_pins
+from typedmcp_codegen.document import Era, definitions_key, ref_name
 
 PINNED = load_pins().names
 HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

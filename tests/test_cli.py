@@ -25,11 +25,11 @@ import pytest
 from click.testing import CliRunner, Result
 from conftest import FIXTURES
 
-from mcp_codegen import __version__, cli, load
-from mcp_codegen.generate import GeneratedPackage, generate_package
-from mcp_codegen.load import CACHE_DIR_ENV, OFFLINE_ENV, SCHEMA_DIR_ENV, SchemaSource, load_schema
-from mcp_codegen.output import write_tree
-from mcp_codegen.pins import PinTable, load_pins
+from typedmcp_codegen import __version__, cli, load
+from typedmcp_codegen.generate import GeneratedPackage, generate_package
+from typedmcp_codegen.load import CACHE_DIR_ENV, OFFLINE_ENV, SCHEMA_DIR_ENV, SchemaSource, load_schema
+from typedmcp_codegen.output import write_tree
+from typedmcp_codegen.pins import PinTable, load_pins
 
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 UNPINNED = "2099-01-01"
@@ -362,7 +362,7 @@ def test_tool_version(spelling: list[str]) -> None:
     result = invoke(*spelling)
     assert result.exit_code == 0, result.output
     assert result.output == f"mcp-codegen {__version__}\n"
-    assert __version__ == importlib.metadata.version("mcp-codegen")
+    assert __version__ == importlib.metadata.version("typedmcp-codegen")
 
 
 def test_help_names_the_subcommands_and_the_generate_form() -> None:

@@ -29,14 +29,14 @@ import mcp_generated.v2025_03_26
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_codegen.analyse import analyse
-from mcp_codegen.load import SchemaSource, load_schema
-from mcp_codegen.pins import load_pins
-from mcp_runtime.connecting import connect_direct, connect_memory, connect_stdio
-from mcp_runtime.engine.jsonrpc import INVALID_PARAMS, RpcError
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.protocol.tasks import TaskStore
-from mcp_codegen.analyse import Gate
+from typedmcp_codegen.analyse import analyse
+from typedmcp_codegen.load import SchemaSource, load_schema
+from typedmcp_codegen.pins import load_pins
+from typedmcp.connecting import connect_direct, connect_memory, connect_stdio
+from typedmcp.engine.jsonrpc import INVALID_PARAMS, RpcError
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.protocol.tasks import TaskStore
+from typedmcp_codegen.analyse import Gate
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_runtime.protocol.deadlines import Deadlines
+from typedmcp.protocol.deadlines import Deadlines
 
 
 async def _limited(deadlines: Deadlines, limit: float, sleep: float) -> str:

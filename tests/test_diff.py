@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner, Result
 from conftest import FIXTURES, RELEASED, REPO_ROOT
 
-from mcp_codegen import cli
-from mcp_codegen.diff import Change, DiffReport, Side, diff, load_side, side_of, signatures
-from mcp_codegen.generate import GeneratedPackage
-from mcp_codegen.load import CACHE_DIR_ENV, OFFLINE_ENV, SCHEMA_DIR_ENV, SchemaSource
-from mcp_codegen.output import write_tree
-from mcp_codegen.pins import load_pins
+from typedmcp_codegen import cli
+from typedmcp_codegen.diff import Change, DiffReport, Side, diff, load_side, side_of, signatures
+from typedmcp_codegen.generate import GeneratedPackage
+from typedmcp_codegen.load import CACHE_DIR_ENV, OFFLINE_ENV, SCHEMA_DIR_ENV, SchemaSource
+from typedmcp_codegen.output import write_tree
+from typedmcp_codegen.pins import load_pins
 
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 ADJACENT = list(itertools.pairwise(RELEASED))
@@ -366,7 +366,7 @@ def test_signatures_match_the_generated_stubs(revision: str) -> None:
 
 
 def test_side_of_a_loaded_schema_keeps_its_label(offline_source: SchemaSource) -> None:
-    from mcp_codegen.load import load_schema
+    from typedmcp_codegen.load import load_schema
 
     schema = load_schema("2025-03-26", load_pins(), offline_source)
     side = side_of(schema, "mine")

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.engine.eager import start_eagerly
-from mcp_runtime.engine.jsonrpc import Engine, RequestId
-from mcp_runtime.transports.stdio import LineReader, LineTransport
+from typedmcp.engine.eager import start_eagerly
+from typedmcp.engine.jsonrpc import Engine, RequestId
+from typedmcp.transports.stdio import LineReader, LineTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -216,7 +216,7 @@ async def test_lines_go_to_the_consumer_while_the_reader_waits_and_keep_their_or
 
 
 async def test_an_oversized_line_still_reaches_the_read_loop_as_too_large() -> None:
-    from mcp_runtime.engine.jsonrpc import MessageTooLarge
+    from typedmcp.engine.jsonrpc import MessageTooLarge
 
     reader = LineReader(limit=64)
     taken: list[bytes] = []

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.protocol import client as client_module
-from mcp_runtime.connecting import connect_http, connect_stdio
-from mcp_runtime.protocol.negotiation import ERA_MEMORY
+from typedmcp.protocol import client as client_module
+from typedmcp.connecting import connect_http, connect_stdio
+from typedmcp.protocol.negotiation import ERA_MEMORY
 from mcp_generated import v2025_11_25, v2026_07_28
 
 from test_http_server import ServerThread, make_app

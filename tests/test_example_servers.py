@@ -23,9 +23,9 @@ from conftest import free_port, stop_process, wait_listening
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_runtime.connecting import connect_http, connect_stdio
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.connecting import connect_http, connect_stdio
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_06_18 import client as client_0618
 from mcp_generated.v2025_06_18 import models as models_0618
 from mcp_generated.v2025_11_25 import client as client_1125

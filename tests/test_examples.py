@@ -26,7 +26,7 @@ from pydantic import BaseModel, TypeAdapter
 from referencing import Registry, Resource
 
 from conftest import models_module, official_spec_dir
-from mcp_codegen.generate import GeneratedPackage
+from typedmcp_codegen.generate import GeneratedPackage
 
 EXAMPLE_REVISIONS = ("2026-07-28", "draft")
 EXAMPLES_PER_REVISION = 129

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mcp_codegen import cli
-from mcp_codegen.load import SCHEMA_DIR_ENV
-from mcp_runtime.protocol.spec import Direction, Gate, RequestSpec
+from typedmcp_codegen import cli
+from typedmcp_codegen.load import SCHEMA_DIR_ENV
+from typedmcp.protocol.spec import Direction, Gate, RequestSpec
 
 REVISION = "2026-12-01"
 PACKAGE = "mcp_future_revision_2026_12_01"

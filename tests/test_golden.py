@@ -31,9 +31,9 @@ import pydantic
 import pytest
 from conftest import FIXTURES, RELEASED, REPO_ROOT
 
-from mcp_codegen.generate import GeneratedPackage, generate_package
-from mcp_codegen.load import LoadedSchema, SchemaSource, load_schema
-from mcp_codegen.pins import load_pins
+from typedmcp_codegen.generate import GeneratedPackage, generate_package
+from typedmcp_codegen.load import LoadedSchema, SchemaSource, load_schema
+from typedmcp_codegen.pins import load_pins
 
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 GOLDEN = FIXTURES / "golden" / "tiny"
@@ -164,7 +164,7 @@ def test_another_hash_seed_gives_identical_files(
         [
             sys.executable,
             "-m",
-            "mcp_codegen",
+            "typedmcp_codegen",
             "--version",
             revision,
             "--schema-dir",

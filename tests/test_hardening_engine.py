@@ -43,10 +43,10 @@ from test_stdio import PROBE
 import mcp_generated.v2024_11_05
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-import mcp_runtime
-from mcp_runtime.auth.fetch import http_fetch
-from mcp_runtime.connecting import connect_direct, connect_http, connect_memory, connect_sse
-from mcp_runtime.engine.jsonrpc import (
+import typedmcp
+from typedmcp.auth.fetch import http_fetch
+from typedmcp.connecting import connect_direct, connect_http, connect_memory, connect_sse
+from typedmcp.engine.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -55,14 +55,14 @@ from mcp_runtime.engine.jsonrpc import (
     Engine,
     RpcError,
 )
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.transports.http_client import NotAnMcpReply
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.transports.http_client import NotAnMcpReply
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 pytestmark = pytest.mark.anyio
 
-RUNTIME = Path(mcp_runtime.__file__).resolve().parent
+RUNTIME = Path(typedmcp.__file__).resolve().parent
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -352,7 +352,7 @@ async def test_the_http_sse_client_refuses_a_message_with_non_finite_numbers(lit
 
 
 def make_app_for(handlers: Any, **options: Any) -> Any:
-    from mcp_runtime.serving import http_app
+    from typedmcp.serving import http_app
 
     return http_app(handlers, **options)
 
@@ -367,7 +367,7 @@ async def test_oauth_documents_with_non_finite_numbers_are_not_json(literal: str
                 await send({"type": event["type"] + ".complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        from mcp_runtime.transports.asgi import respond
+        from typedmcp.transports.asgi import respond
 
         await respond(send, 200, body, "application/json")
 
@@ -442,7 +442,7 @@ class Echoing(ServerHandlers):
 @contextlib.asynccontextmanager
 async def served(handlers: Any, **options: Any) -> AsyncIterator[Pipe]:
     """``handlers`` served over an in-memory pipe by the real router (both eras)."""
-    from mcp_runtime.serving import serve
+    from typedmcp.serving import serve
 
     pipe = Pipe()
     task = asyncio.create_task(serve(handlers, pipe, **options))
@@ -631,7 +631,7 @@ async def test_a_handler_using_an_undeclared_capability_logs_one_line_naming_it(
     link: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     connect = connect_memory if link == "memory" else connect_direct
-    with caplog.at_level(logging.DEBUG, logger="mcp_codegen.runtime"):
+    with caplog.at_level(logging.DEBUG, logger="typedmcp"):
         async with connect(Echoing(), protocol=mcp_generated.v2025_11_25) as client:
             for _ in range(2):
                 with pytest.raises(RpcError) as raised:
@@ -655,7 +655,7 @@ async def test_a_task_using_an_undeclared_capability_logs_one_line_and_a_failing
                 raise KeyError("a bug")
             return await super().call_tool(params, ctx)
 
-    with caplog.at_level(logging.DEBUG, logger="mcp_codegen.runtime"):
+    with caplog.at_level(logging.DEBUG, logger="typedmcp"):
         async with connect_memory(
             Buggy(), protocol=mcp_generated.v2025_11_25, server_options={"tasks": True}
         ) as client:
@@ -935,7 +935,7 @@ async def test_the_client_logs_a_bounded_part_of_what_a_server_lists(caplog: pyt
             schema = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "a b" + HUGE}}}
             return {"tools": [{"name": HUGE, "inputSchema": schema}]}
 
-    with ServerThread(make_app_for(Listing())) as server, caplog.at_level(logging.INFO, logger="mcp_codegen.runtime"):
+    with ServerThread(make_app_for(Listing())) as server, caplog.at_level(logging.INFO, logger="typedmcp"):
         async with connect_http(server.url, protocol=mcp_generated.v2026_07_28, request_timeout=10) as client:
             assert (await client.list_tools()).tools == []
     [warning] = [r for r in caplog.records if "is not used" in r.getMessage()]
@@ -973,7 +973,7 @@ async def test_a_notification_handler_using_an_undeclared_capability_logs_one_li
         async def list_roots(self, params: Any, ctx: Any) -> models.ListRootsResult:
             return models.ListRootsResult(roots=[])
 
-    with caplog.at_level(logging.DEBUG, logger="mcp_codegen.runtime"):
+    with caplog.at_level(logging.DEBUG, logger="typedmcp"):
         async with connect_memory(
             Hearing(), protocol=mcp_generated.v2025_11_25, client_handlers=Rooted(), list_changed=["roots"]
         ) as client:

@@ -42,16 +42,16 @@ import mcp_generated.v2024_11_05
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_runtime.connecting import (
+from typedmcp.connecting import (
     connect_direct,
     connect_http,
     connect_memory,
     connect_sse,
     connect_stdio,
 )
-from mcp_runtime.engine.jsonrpc import ConnectionClosed
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import http_app
+from typedmcp.engine.jsonrpc import ConnectionClosed
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import http_app
 
 pytestmark = pytest.mark.anyio
 

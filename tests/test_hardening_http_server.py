@@ -43,15 +43,15 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 )
 
 import mcp_generated.v2025_11_25
-from mcp_runtime.protocol import server as server_module
-from mcp_runtime.transports import http_sse_server as http_sse
-from mcp_runtime.transports import http_streams
-from mcp_runtime.auth.bearer import BearerAuth
-from mcp_runtime.connecting import connect_http
-from mcp_runtime.protocol.feed import ChangeFeed
-from mcp_runtime.transports.events import MemoryEventStore
-from mcp_runtime.transports.http_server import HttpApp
-from mcp_runtime.transports.http_streams import close_sse_stream
+from typedmcp.protocol import server as server_module
+from typedmcp.transports import http_sse_server as http_sse
+from typedmcp.transports import http_streams
+from typedmcp.auth.bearer import BearerAuth
+from typedmcp.connecting import connect_http
+from typedmcp.protocol.feed import ChangeFeed
+from typedmcp.transports.events import MemoryEventStore
+from typedmcp.transports.http_server import HttpApp
+from typedmcp.transports.http_streams import close_sse_stream
 from mcp_generated.v2025_11_25 import models
 
 pytestmark = pytest.mark.anyio
@@ -818,7 +818,7 @@ async def test_a_failing_event_store_clean_up_is_logged_not_left_unretrieved(
     retrieved (asyncio's "never retrieved" warning, at garbage collection if ever)."""
     app = make_app(event_store=FailingStore())
     session = await initialize(app)
-    with caplog.at_level("ERROR", logger="mcp_codegen.runtime"):
+    with caplog.at_level("ERROR", logger="typedmcp"):
         assert (await send(app, "DELETE", session=session)).status == 200
         await eventually(lambda: any("event store" in r.getMessage() for r in caplog.records))
     assert not http_streams._BACKGROUND

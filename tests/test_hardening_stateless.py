@@ -29,15 +29,15 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.auth.bearer import BearerAuth
-from mcp_runtime.connecting import connect_memory, connect_stdio
-from mcp_runtime.engine.jsonrpc import Engine
-from mcp_runtime.protocol.meta import encode_header_value
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import http_app
-from mcp_runtime.stateless.router import build_router
-from mcp_runtime.stateless.scope import input_key, single_use_state
-from mcp_runtime.stateless.sealing import MemoryUsedStates, UsedStates
+from typedmcp.auth.bearer import BearerAuth
+from typedmcp.connecting import connect_memory, connect_stdio
+from typedmcp.engine.jsonrpc import Engine
+from typedmcp.protocol.meta import encode_header_value
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import http_app
+from typedmcp.stateless.router import build_router
+from typedmcp.stateless.scope import input_key, single_use_state
+from typedmcp.stateless.sealing import MemoryUsedStates, UsedStates
 from mcp_generated import v2026_07_28
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers

@@ -18,7 +18,7 @@ LIMIT = 60.0
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_runtime.host.cli", *args],
+        [sys.executable, "-m", "typedmcp.host.cli", *args],
         cwd=REPO, capture_output=True, text=True, timeout=LIMIT,
     )
 
@@ -103,6 +103,6 @@ def test_a_tool_error_result_exits_1(reaper: Any, tmp_path: Path) -> None:
 def test_console_script_is_declared() -> None:
     """``mcp-host`` belongs to the runtime's distribution (runtime/pyproject.toml)."""
     text = (REPO / "runtime" / "pyproject.toml").read_text()
-    assert 'mcp-host = "mcp_runtime.host.cli:main"' in text
-    assert '"mcp_runtime.host",' in text
+    assert 'mcp-host = "typedmcp.host.cli:main"' in text
+    assert '"typedmcp.host",' in text
     assert "mcp-host" not in (REPO / "pyproject.toml").read_text()

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from host_support import LIMIT, fixture, reaper, text_of
 
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.host import Host
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.host import Host
 
 pytestmark = pytest.mark.anyio
 __all__ = ["reaper"]

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.host import ConfigError, Registry, load_config, parse_config, valid_function_name
-from mcp_runtime.host.config import ServerConfig, parse_server
-from mcp_runtime.host.naming import NamingRule, sanitize, shorten
-from mcp_runtime.host.registry import ServerLists, function_definitions, template_pattern
+from typedmcp.host import ConfigError, Registry, load_config, parse_config, valid_function_name
+from typedmcp.host.config import ServerConfig, parse_server
+from typedmcp.host.naming import NamingRule, sanitize, shorten
+from typedmcp.host.registry import ServerLists, function_definitions, template_pattern
 
 ENV = {"TOKEN": "s3cret", "HOME": "/home/u"}
 

@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_runtime.connecting import connect_http
+from typedmcp.connecting import connect_http
 
 pytestmark = [
     pytest.mark.anyio,
@@ -88,7 +88,7 @@ class Inbox:
 async def over_stdio(config: Path, inbox: Inbox) -> AsyncIterator[ClientSession]:
     parameters = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcp_runtime.host.cli", "serve", "--config", str(config), "--stdio"],
+        args=["-m", "typedmcp.host.cli", "serve", "--config", str(config), "--stdio"],
         cwd=str(REPO),
         env=dict(os.environ),  # the SDK passes a minimal environment by default
     )
@@ -106,7 +106,7 @@ async def over_stdio(config: Path, inbox: Inbox) -> AsyncIterator[ClientSession]
 async def gateway_process(config: Path) -> AsyncIterator[str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_runtime.host.cli", "serve", "--config", str(config),
+        [sys.executable, "-m", "typedmcp.host.cli", "serve", "--config", str(config),
          "--http", f"127.0.0.1:{port}"],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

@@ -1,6 +1,6 @@
 """The gateway forwards a server's sampling and elicitation requests to its 2026-07-28
 clients: the forwarded call is parked between the rounds of the client's multi round-trip
-call (``runtime/mcp_runtime/host/parking.py``).
+call (``runtime/typedmcp/host/parking.py``).
 
 Real parts: the host runs here and serves its gateway over Streamable HTTP (uvicorn, this
 loop); its servers are real stdio processes (a handshake-era one whose tools ask mid-call,
@@ -26,14 +26,14 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from test_hardening_stateless import PRM, answer, call, verify
 
-from mcp_runtime.auth.bearer import BearerAuth
-from mcp_runtime.connecting import connect_http, connect_stdio
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.host import Host
-from mcp_runtime.host.gateway import ParkingLimits
-from mcp_runtime.host.parking import ParkingLot
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.stateless.scope import RequestScope, _scope
+from typedmcp.auth.bearer import BearerAuth
+from typedmcp.connecting import connect_http, connect_stdio
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.host import Host
+from typedmcp.host.gateway import ParkingLimits
+from typedmcp.host.parking import ParkingLot
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.stateless.scope import RequestScope, _scope
 from mcp_generated.v2026_07_28 import models
 from mcp_generated.v2026_07_28.client import ClientHandlers
 
@@ -365,7 +365,7 @@ async def test_mcp_host_serve_over_stdio_forwards_to_a_modern_client(reaper: Any
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"ask": ASKER}}))
     answers = Answers("stdio")
-    command = [sys.executable, "-m", "mcp_runtime.host.cli", "serve", "--config", str(config), "--stdio"]
+    command = [sys.executable, "-m", "typedmcp.host.cli", "serve", "--config", str(config), "--stdio"]
     async with connect_stdio(command, handlers=answers, cwd=str(REPO)) as client:
         assert client.session.era == "stateless"
         with anyio.fail_after(LIMIT):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from host_support import LIMIT, fixture, reaper, text_of, wait_for_change
 
-from mcp_runtime.host import Change, Host, UnknownTool
+from typedmcp.host import Change, Host, UnknownTool
 
 pytestmark = pytest.mark.anyio
 __all__ = ["reaper"]
@@ -78,7 +78,7 @@ async def test_cacheable_lists_are_reused_while_fresh(reaper: Any) -> None:
 
 
 async def test_a_slow_reader_of_changes_loses_only_the_oldest() -> None:
-    from mcp_runtime.host.changes import QUEUE_LIMIT, ChangeHub, ChangeStream
+    from typedmcp.host.changes import QUEUE_LIMIT, ChangeHub, ChangeStream
 
     hub = ChangeHub()
     stream = ChangeStream(hub)

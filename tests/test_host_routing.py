@@ -17,8 +17,8 @@ from host_support import (
     fixture, reaper, stdio, text_of,
 )
 
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.host import Host, InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.host import Host, InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 
 pytestmark = pytest.mark.anyio
 __all__ = ["reaper"]

@@ -16,7 +16,7 @@ import pytest
 from conftest import free_port, read_port, stop_process
 from host_support import HOST_SERVER, LIMIT, fixture, reaper, text_of, wait_for_change, wait_state
 
-from mcp_runtime.host import Host, ServerTimeout, ServerUnavailable, UnknownTool
+from typedmcp.host import Host, ServerTimeout, ServerUnavailable, UnknownTool
 
 pytestmark = pytest.mark.anyio
 __all__ = ["reaper"]

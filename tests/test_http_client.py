@@ -25,10 +25,10 @@ from test_http_server import SERVER_INFO, ServerThread, Tools, auth_app, make_ap
 
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
-from mcp_runtime.connecting import connect_http
-from mcp_runtime.protocol.errors import AuthRequired
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.transports.http_server import HttpApp
+from typedmcp.connecting import connect_http
+from typedmcp.protocol.errors import AuthRequired
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.transports.http_server import HttpApp
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 

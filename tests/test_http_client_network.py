@@ -39,11 +39,11 @@ import mcp_generated.v2024_11_05
 import mcp_generated.v2025_11_25
 import mcp_generated.v2025_11_25.client
 import mcp_generated.v2026_07_28
-from mcp_runtime.auth.fetch import auto_approve, http_fetch
-from mcp_runtime.connecting import connect_http, connect_sse
-from mcp_runtime.serving import http_app
-from mcp_runtime.transports.http_client import ResponseLost
-from mcp_runtime.transports.http_wire import (
+from typedmcp.auth.fetch import auto_approve, http_fetch
+from typedmcp.connecting import connect_http, connect_sse
+from typedmcp.serving import http_app
+from typedmcp.transports.http_client import ResponseLost
+from typedmcp.transports.http_wire import (
     HttpTimeouts,
     InsecureTlsWarning,
     RedirectNotFollowed,
@@ -152,7 +152,7 @@ async def test_https_with_the_default_trust_store(pki: Pki, tmp_path: Path) -> N
     script = tmp_path / "client.py"
     script.write_text(textwrap.dedent("""
         import asyncio, sys
-        from mcp_runtime import connect_http
+        from typedmcp import connect_http
 
         async def main() -> None:
             async with connect_http(sys.argv[1]) as client:
@@ -589,8 +589,8 @@ def test_aiohttp_is_imported_only_when_a_program_speaks_http() -> None:
     import: the face, the client and OAuth modules load it at the first HTTP connection."""
     code = (
         "import sys\n"
-        "from mcp_runtime import connect_stdio, connect_http, connect_sse, run_stdio, http_app\n"
-        "import mcp_runtime.auth.oauth, mcp_runtime.transports.http_client\n"
+        "from typedmcp import connect_stdio, connect_http, connect_sse, run_stdio, http_app\n"
+        "import typedmcp.auth.oauth, typedmcp.transports.http_client\n"
         "print('aiohttp' in sys.modules)\n"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=LIMIT)
@@ -613,7 +613,7 @@ def test_a_first_https_request_cut_without_a_client_certificate_names_cert(error
     Regression: a reset (seen under load in CI) became a bare ResponseLost."""
     from yarl import URL
 
-    from mcp_runtime.transports.http_aiohttp import HttpClient
+    from typedmcp.transports.http_aiohttp import HttpClient
 
     client = HttpClient("https://127.0.0.1:8443/mcp")
     failure = client._failure(error, URL(client.url))

@@ -1,5 +1,5 @@
 """SSE event stores and 2025-11-25 SSE polling of the Streamable HTTP server
-(``mcp_runtime.transports.events`` and the streams of ``mcp_runtime.transports.http_streams``).
+(``typedmcp.transports.events`` and the streams of ``typedmcp.transports.http_streams``).
 
 Checklist H-17 (priming event, ``retry`` before a deliberate drop), H-27 (event ids unique
 over a session's streams and naming their stream) and H-28 (resume only the stream the id
@@ -26,9 +26,9 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 )
 
 import mcp_generated.v2025_11_25
-from mcp_runtime.connecting import connect_http
-from mcp_runtime.transports.events import Event, EventStore, MemoryEventStore
-from mcp_runtime.transports.http_streams import close_sse_stream
+from typedmcp.connecting import connect_http
+from typedmcp.transports.events import Event, EventStore, MemoryEventStore
+from typedmcp.transports.http_streams import close_sse_stream
 from mcp_generated.v2025_11_25 import models
 
 pytestmark = pytest.mark.anyio

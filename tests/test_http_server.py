@@ -1,4 +1,4 @@
-"""The Streamable HTTP server (``mcp_runtime.transports.http_server``), driven at the ASGI seam and
+"""The Streamable HTTP server (``typedmcp.transports.http_server``), driven at the ASGI seam and
 through a real uvicorn.
 
 Most tests call the ASGI app by hand: an :class:`Exchange` builds the scope, feeds the body
@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 import uvicorn
 
-from mcp_runtime.transports import http_streams
-from mcp_runtime.auth.bearer import BearerAuth
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import http_app
-from mcp_runtime.transports.http_server import HttpApp
+from typedmcp.transports import http_streams
+from typedmcp.auth.bearer import BearerAuth
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import http_app
+from typedmcp.transports.http_server import HttpApp
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
@@ -1217,7 +1217,7 @@ async def test_start_up_objects_are_frozen_out_of_the_cyclic_collector_once(
     it), once per process; ``freeze_gc=False`` leaves the collector alone."""
     import gc
 
-    from mcp_runtime.transports import asgi
+    from typedmcp.transports import asgi
 
     monkeypatch.setattr(asgi, "_startup_frozen", False)
     gc.unfreeze()

@@ -53,8 +53,8 @@ from test_interop_sdk_server import TOOL_RESULTS as SDK_TOOL_RESULTS
 import mcp_generated.v2025_03_26
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
-from mcp_runtime.connecting import connect_http
-from mcp_runtime.engine.jsonrpc import RpcError
+from typedmcp.connecting import connect_http
+from typedmcp.engine.jsonrpc import RpcError
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client
 

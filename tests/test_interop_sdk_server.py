@@ -25,9 +25,9 @@ import pytest
 import mcp_generated.v2025_03_26
 import mcp_generated.v2025_06_18
 import mcp_generated.v2025_11_25
-from mcp_runtime.connecting import connect_stdio
-from mcp_runtime.engine.jsonrpc import CapabilityError, RpcError
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.connecting import connect_stdio
+from typedmcp.engine.jsonrpc import CapabilityError, RpcError
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
 

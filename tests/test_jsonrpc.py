@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.engine.jsonrpc import (
+from typedmcp.engine.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -339,7 +339,7 @@ async def test_an_unexpected_exception_is_a_generic_internal_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with running() as (pipe, _, _):
-        with caplog.at_level(logging.ERROR, logger="mcp_codegen.runtime"):
+        with caplog.at_level(logging.ERROR, logger="typedmcp"):
             pipe.request(5, "boom")
             raw = await pipe.raw()
         reply = json.loads(raw)

@@ -41,16 +41,16 @@ from test_http_server import (
 import mcp_generated.v2024_11_05
 import mcp_generated.v2025_11_25
 import mcp_generated.v2026_07_28
-from mcp_runtime.auth.bearer import BearerAuth
-from mcp_runtime.connecting import SseFallbackDisabled, connect_http, connect_sse, falls_back_to_sse
-from mcp_runtime.protocol.client import ClientSession as OurSession
-from mcp_runtime.protocol.errors import HttpError
-from mcp_runtime.protocol.packages import VersionError
-from mcp_runtime.serving import http_app
-from mcp_runtime.transports.asgi import respond
-from mcp_runtime.transports.http_server import HttpApp
-from mcp_runtime.transports.http_sse_server import SsePaths
-from mcp_runtime.transports.sse_client import SseHandshakeError
+from typedmcp.auth.bearer import BearerAuth
+from typedmcp.connecting import SseFallbackDisabled, connect_http, connect_sse, falls_back_to_sse
+from typedmcp.protocol.client import ClientSession as OurSession
+from typedmcp.protocol.errors import HttpError
+from typedmcp.protocol.packages import VersionError
+from typedmcp.serving import http_app
+from typedmcp.transports.asgi import respond
+from typedmcp.transports.http_server import HttpApp
+from typedmcp.transports.http_sse_server import SsePaths
+from typedmcp.transports.sse_client import SseHandshakeError
 
 pytestmark = [
     pytest.mark.anyio,

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from mcp_codegen import load
-from mcp_codegen.errors import CodegenError
-from mcp_codegen.load import (
+from typedmcp_codegen import load
+from typedmcp_codegen.errors import CodegenError
+from typedmcp_codegen.load import (
     CACHE_DIR_ENV,
     OFFLINE_ENV,
     SCHEMA_DIR_ENV,
@@ -21,7 +21,7 @@ from mcp_codegen.load import (
     meta_validate,
     parse_json,
 )
-from mcp_codegen.pins import PinTable, load_pins, parse_pins
+from typedmcp_codegen.pins import PinTable, load_pins, parse_pins
 
 REPO_SCHEMA = Path(__file__).resolve().parent.parent / "schema"
 

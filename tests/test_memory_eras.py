@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.connecting import connect_direct, connect_memory
-from mcp_runtime.engine.jsonrpc import RpcError
+from typedmcp.connecting import connect_direct, connect_memory
+from typedmcp.engine.jsonrpc import RpcError
 from mcp_generated import v2025_06_18, v2025_11_25, v2026_07_28
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import ClientHandlers

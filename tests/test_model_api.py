@@ -24,9 +24,9 @@ import pytest
 from conftest import FIXTURES, RELEASED, REPO_ROOT, models_module
 from pydantic import BaseModel, ValidationError
 
-from mcp_codegen.generate import generate_package
-from mcp_codegen.load import SchemaSource, load_schema
-from mcp_codegen.pins import load_pins
+from typedmcp_codegen.generate import generate_package
+from typedmcp_codegen.load import SchemaSource, load_schema
+from typedmcp_codegen.pins import load_pins
 
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 

@@ -22,15 +22,15 @@ import pytest
 from conftest import read_port, stop_process
 
 import mcp_generated.v2025_11_25
-from mcp_runtime.connecting import connect_http, connect_stdio
-from mcp_runtime.engine.jsonrpc import CapabilityError
-from mcp_runtime.protocol.meta import (
+from typedmcp.connecting import connect_http, connect_stdio
+from typedmcp.engine.jsonrpc import CapabilityError
+from typedmcp.protocol.meta import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     LOG_LEVEL_KEY,
     PROTOCOL_VERSION_KEY,
 )
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models as legacy_models
 from mcp_generated.v2025_11_25.client import ClientHandlers as LegacyClientHandlers
 from mcp_generated.v2026_07_28 import models

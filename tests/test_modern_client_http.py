@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.connecting import connect_http, connect_stdio
-from mcp_runtime.protocol.client import ProtocolViolation
-from mcp_runtime.protocol.packages import VersionError
-from mcp_runtime.transports.http_headers import (
+from typedmcp.connecting import connect_http, connect_stdio
+from typedmcp.protocol.client import ProtocolViolation
+from typedmcp.protocol.packages import VersionError
+from typedmcp.transports.http_headers import (
     InvalidHeaderAnnotation,
     param_headers,
     request_headers,
@@ -254,7 +254,7 @@ async def test_a_tool_with_an_invalid_header_annotation_is_dropped_with_a_warnin
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with fake(modern) as server, connect_http(server.url, handlers=ClientHandlers()) as client:
-        with caplog.at_level(logging.WARNING, logger="mcp_codegen.runtime"):
+        with caplog.at_level(logging.WARNING, logger="typedmcp"):
             listed = await client.list_tools()
         assert [tool.name for tool in listed.tools] == ["météo", "plain"]
         assert [r.getMessage() for r in caplog.records] == [

@@ -3,7 +3,7 @@ form a DAG that follows its layers.
 
 Imports are read with ``ast`` (top-level, deferred ones inside functions and
 ``TYPE_CHECKING`` ones alike), so a cycle hidden behind a function-level import still fails.
-The runtime (``runtime/mcp_runtime``) is grouped in subpackages by layer; a module may import
+The runtime (``runtime/typedmcp``) is grouped in subpackages by layer; a module may import
 only from its own layer or the layers below it:
 
     engine < protocol < stateless < transports < state < auth < face (connecting, serving, __init__) < host
@@ -18,8 +18,8 @@ import pytest
 
 from conftest import REPO_ROOT
 
-GENERATOR = REPO_ROOT / "codegen" / "mcp_codegen"
-RUNTIME = REPO_ROOT / "runtime" / "mcp_runtime"
+GENERATOR = REPO_ROOT / "codegen" / "typedmcp_codegen"
+RUNTIME = REPO_ROOT / "runtime" / "typedmcp"
 # Pipeline order: a module may import only modules of an earlier (or the same) layer.
 PIPELINE_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "names"}),
@@ -101,13 +101,13 @@ def test_find_cycles_sees_a_deferred_import(tmp_path: Path) -> None:
 
 
 def test_generator_modules_have_no_import_cycle() -> None:
-    cycles = find_cycles(import_graph(GENERATOR, "mcp_codegen"))
+    cycles = find_cycles(import_graph(GENERATOR, "typedmcp_codegen"))
     assert cycles == [], " ; ".join(" -> ".join(cycle) for cycle in cycles)
 
 
 def test_generator_modules_follow_the_pipeline() -> None:
     layer_of = {name: index for index, layer in enumerate(PIPELINE_LAYERS) for name in layer}
-    graph = import_graph(GENERATOR, "mcp_codegen")
+    graph = import_graph(GENERATOR, "typedmcp_codegen")
     unplaced = sorted(set(graph) - set(layer_of))
     assert not unplaced, f"place these modules in PIPELINE_LAYERS: {unplaced}"
     backwards = [
@@ -133,8 +133,8 @@ def test_generator_does_not_import_the_runtime(path: Path) -> None:
             else [alias.name for alias in node.names] if isinstance(node, ast.Import)
             else []
         )
-        if name.split(".")[0] == "mcp_runtime"
-        or name.startswith(("mcp_codegen.runtime", ".runtime"))
+        if name.split(".")[0] == "typedmcp"
+        or name.startswith(("typedmcp", ".runtime"))
     ]
     assert imported == []
 
@@ -154,7 +154,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"host"}),
 )
 #: The generator and what only it needs: the runtime's distribution has none of them.
-GENERATOR_ONLY = frozenset({"mcp_codegen", "jinja2", "black", "datamodel_code_generator", "click"})
+GENERATOR_ONLY = frozenset({"typedmcp_codegen", "jinja2", "black", "datamodel_code_generator", "click"})
 #: Lines a runtime module may have before a second idea in it should move out.
 MAX_MODULE_LINES = 650
 #: Runtime modules allowed past MAX_MODULE_LINES: module -> why it stays one file.
@@ -162,10 +162,10 @@ LONG_MODULES: dict[str, str] = {}
 #: The runtime modules generated code imports: the stable, public seam.
 GENERATED_CODE_IMPORTS = frozenset(
     {
-        "mcp_runtime.protocol.compat",
-        "mcp_runtime.protocol.model",
-        "mcp_runtime.protocol.spec",
-        "mcp_runtime.protocol.stubs",
+        "typedmcp.protocol.compat",
+        "typedmcp.protocol.model",
+        "typedmcp.protocol.spec",
+        "typedmcp.protocol.stubs",
     }
 )
 
@@ -259,7 +259,7 @@ def test_package_import_graph_reads_nested_and_deferred_imports(tmp_path: Path) 
 
 
 def test_runtime_modules_have_no_import_cycle() -> None:
-    cycles = find_cycles(package_import_graph(RUNTIME, "mcp_runtime"))
+    cycles = find_cycles(package_import_graph(RUNTIME, "typedmcp"))
     assert cycles == [], " ; ".join(" -> ".join(cycle) for cycle in cycles)
 
 
@@ -267,7 +267,7 @@ def test_runtime_modules_import_only_downwards() -> None:
     """engine < protocol < stateless < transports < auth < face < host: no module imports
     from a layer above its own (so the launchers are a thin face over both the transports
     and the typed seam)."""
-    graph = package_import_graph(RUNTIME, "mcp_runtime")
+    graph = package_import_graph(RUNTIME, "typedmcp")
     for module in graph:
         layer_of(module)  # every module is placed
     upwards = [
@@ -282,7 +282,7 @@ def test_runtime_modules_import_only_downwards() -> None:
 def test_the_layers_are_used_as_declared() -> None:
     """Each layer holds modules (a renamed folder cannot empty one unnoticed) and the
     launchers do sit above both the transports and the typed seam."""
-    graph = package_import_graph(RUNTIME, "mcp_runtime")
+    graph = package_import_graph(RUNTIME, "typedmcp")
     for layer in RUNTIME_LAYERS:
         assert any(module.split(".")[0] in layer for module in graph), layer
     assert {"transports.stdio", "protocol.client"} <= graph["connecting"]
@@ -317,8 +317,8 @@ def test_generated_code_imports_only_the_runtime_seam() -> None:
     for root in roots:
         for path in root.rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mcp_runtime"):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("typedmcp"):
                     imported.add(node.module or "")
                 elif isinstance(node, ast.Import):
-                    imported.update(a.name for a in node.names if a.name.startswith("mcp_runtime"))
+                    imported.update(a.name for a in node.names if a.name.startswith("typedmcp"))
     assert imported and imported <= GENERATED_CODE_IMPORTS, imported

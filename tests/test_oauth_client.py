@@ -26,7 +26,7 @@ import pytest
 from test_http_server import ServerThread, Tools, make_app
 
 import mcp_generated.v2025_11_25
-from mcp_runtime.auth.discovery import (
+from typedmcp.auth.discovery import (
     canonical_resource,
     parse_challenge,
     pkce_pair,
@@ -36,10 +36,10 @@ from mcp_runtime.auth.discovery import (
     server_metadata_urls,
     union_scopes,
 )
-from mcp_runtime.auth.fetch import OAuthError, auto_approve
-from mcp_runtime.auth.oauth import OAuthProvider
-from mcp_runtime.auth.tokens import ClientMetadata, MemoryTokenStorage, Tokens
-from mcp_runtime.connecting import connect_http
+from typedmcp.auth.fetch import OAuthError, auto_approve
+from typedmcp.auth.oauth import OAuthProvider
+from typedmcp.auth.tokens import ClientMetadata, MemoryTokenStorage, Tokens
+from typedmcp.connecting import connect_http
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_codegen.errors import CodegenError
-from mcp_codegen.output import MARKER, check_tree, write_tree
+from typedmcp_codegen.errors import CodegenError
+from typedmcp_codegen.output import MARKER, check_tree, write_tree
 
 OURS = {
     "__init__.py": f"# {MARKER} from the official MCP schema: do not edit.\n",

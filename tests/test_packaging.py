@@ -34,7 +34,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    (built,) = out.glob("mcp_codegen-*.whl")
+    (built,) = out.glob("typedmcp_codegen-*.whl")
     return built
 
 
@@ -53,7 +53,7 @@ def runtime_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    (built,) = out.glob("mcp_codegen_runtime-*.whl")
+    (built,) = out.glob("typedmcp-*.whl")
     return built
 
 
@@ -65,19 +65,17 @@ def metadata_of(wheel: Path) -> list[str]:
 
 def test_wheel_ships_templates_pins_and_only_the_generator(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    templates = {n for n in names if n.startswith("mcp_codegen/templates/") and n.endswith(".j2")}
+    templates = {n for n in names if n.startswith("typedmcp_codegen/templates/") and n.endswith(".j2")}
     assert len(templates) == len(list((REPO_ROOT / "templates").glob("*.j2")))
-    assert "mcp_codegen/schema/pins.json" in names
-    assert "mcp_codegen/py.typed" in names
-    # the runtime is its own distribution; the old import path only says so
-    assert [n for n in names if n.startswith("mcp_codegen/runtime/")] == [
-        "mcp_codegen/runtime/__init__.py"
-    ]
-    assert not any(n.startswith(("mcp_runtime/", "mcp_generated/")) for n in names)
+    assert "typedmcp_codegen/schema/pins.json" in names
+    assert "typedmcp_codegen/py.typed" in names
+    # the runtime is its own distribution
+    assert not any(n.startswith("typedmcp_codegen/runtime/") for n in names)
+    assert not any(n.startswith(("typedmcp/", "mcp_generated/")) for n in names)
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
     metadata = metadata_of(wheel)
-    assert "Requires-Dist: mcp-codegen-runtime==0.2.0" in metadata
-    assert "Version: 0.2.0" in metadata
+    assert "Requires-Dist: typedmcp==0.3.0" in metadata
+    assert "Version: 0.3.0" in metadata
 
 
 def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_wheel: Path) -> None:
@@ -85,15 +83,15 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
     names = set(archive.namelist())
     for module in ("__init__.py", "py.typed", "protocol/model.py", "protocol/spec.py",
                    "protocol/stubs.py", "connecting.py", "serving.py", "host/cli.py", "state/sessions.py"):
-        assert f"mcp_runtime/{module}" in names, module
+        assert f"typedmcp/{module}" in names, module
     assert "mcp_generated/py.typed" in names
     for revision in ("v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_07_28"):
         assert f"mcp_generated/{revision}/models/__init__.py" in names
         assert f"mcp_generated/{revision}/models/call_tool_result.py" in names
         assert f"mcp_generated/{revision}/dispatch.py" in names
-    assert not any(n.startswith(("mcp_codegen/", "tests/", "benchmarks/")) for n in names)
+    assert not any(n.startswith(("typedmcp_codegen/", "tests/", "benchmarks/")) for n in names)
     metadata = metadata_of(runtime_wheel)
-    assert "Name: mcp-codegen-runtime" in metadata and "Version: 0.2.0" in metadata
+    assert "Name: typedmcp" in metadata and "Version: 0.3.0" in metadata
     assert "License-Expression: MIT AND Apache-2.0" in metadata
     assert "License-File: LICENSE" in metadata and "License-File: SCHEMA-LICENSE" in metadata
     (dist_info,) = {n.split("/")[0] for n in names if ".dist-info/" in n}
@@ -113,18 +111,18 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "uvicorn>=0.30; extra == \"http\"",
     ]
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
-    assert "mcp-host = mcp_runtime.host.cli:main" in entry_points
+    assert "mcp-host = typedmcp.host.cli:main" in entry_points
 
 
 def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     names = set(archive.namelist())
     shipped = sorted(n for n in names if n.endswith("/schema.json"))
-    assert shipped == [f"mcp_codegen/schema/{revision}/schema.json" for revision in RELEASED]
+    assert shipped == [f"typedmcp_codegen/schema/{revision}/schema.json" for revision in RELEASED]
     for revision in RELEASED:
-        data = archive.read(f"mcp_codegen/schema/{revision}/schema.json")
+        data = archive.read(f"typedmcp_codegen/schema/{revision}/schema.json")
         assert data == (REPO_ROOT / "schema" / revision / "schema.json").read_bytes()
-    assert "mcp_codegen/schema/LICENSE" in names
+    assert "typedmcp_codegen/schema/LICENSE" in names
 
 
 def test_wheel_carries_licence_metadata(wheel: Path) -> None:
@@ -209,10 +207,10 @@ def test_installed_wheel_generates_offline_from_its_own_schemas(
         [
             str(python),
             "-c",
-            "import mcp_codegen, x\n"
+            "import typedmcp_codegen, x\n"
             "from x import models\n"
             "result = models.CallToolResult(content=[models.TextContent(text='hi')])\n"
-            "print(mcp_codegen.__file__)\n"
+            "print(typedmcp_codegen.__file__)\n"
             "print(x.PROTOCOL_VERSION, x.SCHEMA_SHA256)\n"
             "print(result.model_dump_json())\n",
         ],
@@ -243,7 +241,7 @@ def test_installed_generator_works_outside_the_repository(
         "MCP_CODEGEN_OFFLINE": "1",
     }
     probe = subprocess.run(
-        [sys.executable, "-c", "import mcp_codegen; print(mcp_codegen.__file__)"],
+        [sys.executable, "-c", "import typedmcp_codegen; print(typedmcp_codegen.__file__)"],
         cwd=tmp_path,
         env=environment,
         capture_output=True,
@@ -252,7 +250,7 @@ def test_installed_generator_works_outside_the_repository(
     )
     assert probe.stdout.startswith(str(wheel)), "the test must run the wheel, not the checkout"
     subprocess.run(
-        [sys.executable, "-m", "mcp_codegen", "--version", "2025-06-18", "--out", "vendor/pkg"],
+        [sys.executable, "-m", "typedmcp_codegen", "--version", "2025-06-18", "--out", "vendor/pkg"],
         cwd=tmp_path,
         env=environment,
         check=True,

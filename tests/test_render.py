@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from mcp_codegen.analyse import analyse
-from mcp_codegen.errors import CodegenError
-from mcp_codegen.models import Field, ModelInfo
-from mcp_codegen.pins import package_name
-from mcp_codegen.render import (
+from typedmcp_codegen.analyse import analyse
+from typedmcp_codegen.errors import CodegenError
+from typedmcp_codegen.models import Field, ModelInfo
+from typedmcp_codegen.pins import package_name
+from typedmcp_codegen.render import (
     PackageHeader,
     docstring,
     render_models,

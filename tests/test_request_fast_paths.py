@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mcp_runtime.connecting import connect_direct
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
-from mcp_runtime.protocol.spec import validator_of
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.stateless.server import StatelessServer
+from typedmcp.connecting import connect_direct
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+from typedmcp.protocol.spec import validator_of
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.stateless.server import StatelessServer
 from mcp_generated import v2026_07_28
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ServerHandlers

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mcp_runtime.connecting import connect_direct, connect_memory
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.protocol.results import could_be, validate_any_result
-from mcp_runtime.protocol.stubs import ToolError
+from typedmcp.connecting import connect_direct, connect_memory
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.results import could_be, validate_any_result
+from typedmcp.protocol.stubs import ToolError
 from mcp_generated import v2024_11_05, v2025_11_25, v2026_07_28
 from mcp_generated.v2026_07_28 import models as modern
 from mcp_generated.v2026_07_28.server import ServerHandlers as ModernHandlers
@@ -55,7 +55,7 @@ def test_a_broken_plain_result_reaches_the_peer_as_an_internal_error(
                 await client.call_tool(name="broken", arguments={})
             assert (failed.value.code, failed.value.message) == (-32603, "Internal error")
 
-    with caplog.at_level(logging.ERROR, logger="mcp_codegen.runtime"):
+    with caplog.at_level(logging.ERROR, logger="typedmcp"):
         asyncio.run(body())
     assert any(
         "tools/call handler returned a result that is not a valid CallToolResult" in record.message

@@ -17,8 +17,8 @@ import pytest
 from conftest import RELEASED
 from pydantic import BaseModel
 
-from mcp_runtime.connecting import connect_direct, connect_memory
-from mcp_runtime.protocol.results import ABSENT_RESULT_FIELDS, lifted, required_wire_names
+from typedmcp.connecting import connect_direct, connect_memory
+from typedmcp.protocol.results import ABSENT_RESULT_FIELDS, lifted, required_wire_names
 from mcp_generated import v2024_11_05, v2025_06_18, v2025_11_25
 from mcp_generated.v2024_11_05 import models
 from mcp_generated.v2024_11_05.server import ServerHandlers

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.connecting import connect_direct, connect_memory
+from typedmcp.connecting import connect_direct, connect_memory
 
 TYPED_WITH = ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"]
 SERVED = ["2024-11-05", "2025-06-18", "2025-11-25", "every"]

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import models_module
 
-from mcp_codegen.errors import CodegenError
-from mcp_codegen.rewrite import (
+from typedmcp_codegen.errors import CodegenError
+from typedmcp_codegen.rewrite import (
     add_discriminators,
     clean_doc_links,
     dedupe_defs,
@@ -32,7 +32,7 @@ from mcp_codegen.rewrite import (
     sort_defs,
     widen_number,
 )
-from mcp_codegen.document import Era, schema_era
+from typedmcp_codegen.document import Era, schema_era
 
 JSONObject = dict[str, Any]
 
@@ -720,6 +720,6 @@ def test_mark_nullable_optionals_marks_only_optional_properties_that_admit_null(
 
 
 def test_the_nullable_mark_is_the_one_the_models_read() -> None:
-    from mcp_runtime.protocol.model import NULLABLE_MARK as READ
+    from typedmcp.protocol.model import NULLABLE_MARK as READ
 
     assert READ == NULLABLE_MARK

@@ -24,12 +24,12 @@ from mcp_generated.v2025_11_25 import models as models25
 from mcp_generated.v2025_11_25 import server as server25
 from mcp_generated.v2026_07_28 import client as client26
 from mcp_generated.v2026_07_28 import server as server26
-from mcp_runtime.connecting import connect_memory
-from mcp_runtime.protocol.client import ClientSession
-from mcp_runtime.protocol.hooks import BUILTINS, runtime_hooks
-from mcp_runtime.protocol.server import ServerSession
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.stateless.server import StatelessServer
+from typedmcp.connecting import connect_memory
+from typedmcp.protocol.client import ClientSession
+from typedmcp.protocol.hooks import BUILTINS, runtime_hooks
+from typedmcp.protocol.server import ServerSession
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.stateless.server import StatelessServer
 
 pytestmark = pytest.mark.anyio
 
@@ -93,7 +93,7 @@ def test_the_builtin_classes_named_are_those_the_sessions_use() -> None:
         "client": {type(ClientSession().builtins)},
     }
     for side, classes in used.items():
-        assert {(c.__module__.removeprefix("mcp_runtime."), c.__name__) for c in classes} == set(BUILTINS[side])
+        assert {(c.__module__.removeprefix("typedmcp."), c.__name__) for c in classes} == set(BUILTINS[side])
 
 
 def test_hooks_the_runtime_does_not_own_may_be_overridden() -> None:

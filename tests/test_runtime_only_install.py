@@ -28,7 +28,7 @@ import pytest
 from conftest import REPO_ROOT
 
 #: The generator and what only it needs: none of them may come with the runtime.
-GENERATOR_ONLY = ("mcp_codegen", "datamodel_code_generator", "black", "jinja2", "click")
+GENERATOR_ONLY = ("typedmcp_codegen", "datamodel_code_generator", "black", "jinja2", "click")
 VENDORED = "v2025_11_25"
 
 SERVER = textwrap.dedent(
@@ -37,7 +37,7 @@ SERVER = textwrap.dedent(
     import socket
     import sys
 
-    from mcp_runtime import RequestContext, http_app, run_stdio
+    from typedmcp import RequestContext, http_app, run_stdio
     from vendor.acme_mcp import models, server
 
     SUM = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
@@ -94,7 +94,7 @@ CLIENT = textwrap.dedent(
     import sys
 
     import vendor.acme_mcp as acme
-    from mcp_runtime import ToolOutputError, connect_http, connect_stdio
+    from typedmcp import ToolOutputError, connect_http, connect_stdio
 
 
     async def main() -> None:
@@ -133,7 +133,7 @@ WEATHER_CLIENT = textwrap.dedent(
     import json
     import sys
 
-    from mcp_runtime import connect_stdio
+    from typedmcp import connect_stdio
 
 
     async def main() -> None:
@@ -197,11 +197,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
 def test_the_runtime_installs_without_the_generator(service: tuple[Path, Path, dict[str, str]]) -> None:
     app, python, env = service
     script = (
-        "import importlib.util, json, mcp_runtime, mcp_generated\n"
+        "import importlib.util, json, typedmcp, mcp_generated\n"
         f"absent = {GENERATOR_ONLY!r}\n"
         "print(json.dumps({\n"
         "    'present': [n for n in absent if importlib.util.find_spec(n) is not None],\n"
-        "    'runtime': mcp_runtime.__file__, 'generated': sorted(mcp_generated.REVISIONS),\n"
+        "    'runtime': typedmcp.__file__, 'generated': sorted(mcp_generated.REVISIONS),\n"
         "    'jsonschema': importlib.util.find_spec('jsonschema') is not None,\n"
         "}))\n"
     )

@@ -22,7 +22,7 @@ from conftest import RELEASED, models_module, official_spec_dir
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_runtime.protocol.sieve import SieveError, Sieved, sieve
+from typedmcp.protocol.sieve import SieveError, Sieved, sieve
 
 JSON = dict[str, Any]
 HANDSHAKE = RELEASED[:4]
@@ -518,7 +518,7 @@ def test_strict_mode_without_a_source_keeps_only_what_the_target_defines() -> No
 
 
 def test_plans_are_cached_per_target_and_source() -> None:
-    from mcp_runtime.protocol import sieve as module
+    from typedmcp.protocol import sieve as module
 
     source, target = models(NEWEST_HANDSHAKE), models(OLDEST).ListToolsResult
     sieve(list_tools_result(NEWEST_HANDSHAKE), target, source)

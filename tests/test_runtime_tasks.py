@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.connecting import connect_memory
-from mcp_runtime.engine.jsonrpc import CapabilityError, RpcError
+from typedmcp.connecting import connect_memory
+from typedmcp.engine.jsonrpc import CapabilityError, RpcError
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 

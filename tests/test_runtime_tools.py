@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.connecting import connect_memory
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.protocol.client import ToolOutputError
-from mcp_runtime.protocol.tools import as_functions
+from typedmcp.connecting import connect_memory
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.client import ToolOutputError
+from typedmcp.protocol.tools import as_functions
 from mcp_generated import v2025_06_18, v2025_11_25
 
 WEATHER = {

@@ -23,10 +23,10 @@ import pytest
 
 import mcp_generated.v2025_11_25 as handshake_protocol
 import mcp_generated.v2026_07_28 as stateless_protocol
-from mcp_runtime import connecting
-from mcp_runtime.connecting import connect_stdio
-from mcp_runtime.engine.jsonrpc import ConnectionClosed
-from mcp_runtime.transports.stdio import STDERR_LINE_CHARS, STDERR_TAIL_LINES, spawn
+from typedmcp import connecting
+from typedmcp.connecting import connect_stdio
+from typedmcp.engine.jsonrpc import ConnectionClosed
+from typedmcp.transports.stdio import STDERR_LINE_CHARS, STDERR_TAIL_LINES, spawn
 
 pytestmark = pytest.mark.anyio
 
@@ -181,7 +181,7 @@ async def test_a_child_that_keeps_its_stderr_open_does_not_hold_the_error_up(
 
 DIES_IN_A_CALL = """\
 import os, sys
-from mcp_runtime import run_stdio
+from typedmcp import run_stdio
 from mcp_generated.v2025_11_25 import models, server
 
 class Dying(server.ServerHandlers):

@@ -43,8 +43,8 @@ from shared_support import (
 )
 from test_http_server import EXCHANGES, exchange, send
 
-from mcp_runtime.connecting import connect_http
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.connecting import connect_http
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated import v2025_11_25, v2026_07_28
 from mcp_generated.v2025_11_25 import client as client_1125
 from mcp_generated.v2025_11_25 import models
@@ -535,8 +535,8 @@ async def test_the_session_cap_counts_the_sessions_of_every_worker(tmp_path: Pat
     """Two workers in this process (two apps, two links to one Redis): a client's sessions
     count together whichever worker created them; one in use (seen in the last 30 s) is not
     evicted (429); the least recently used idle one is, and is gone on every worker."""
-    from mcp_runtime.serving import http_app
-    from mcp_runtime.state import RedisState
+    from typedmcp.serving import http_app
+    from typedmcp.state import RedisState
 
     Worker = load_worker_class()
     redis = Redis(tmp_path)
@@ -592,9 +592,9 @@ async def test_a_stateless_cancel_posted_to_the_other_worker_cancels_the_request
     """2026-07-28 with authentication: a notifications/cancelled POSTed to the worker that
     does not run the request reaches the one that does (same principal, same id); another
     principal's cancel reaches nothing."""
-    from mcp_runtime.auth.bearer import BearerAuth
-    from mcp_runtime.serving import http_app
-    from mcp_runtime.state import RedisState
+    from typedmcp.auth.bearer import BearerAuth
+    from typedmcp.serving import http_app
+    from typedmcp.state import RedisState
 
     redis = Redis(tmp_path)
     redis.start()
@@ -636,9 +636,9 @@ async def test_the_home_copy_of_a_session_forwards_its_changes_while_unused_ther
 ) -> None:
     """Copies unused for a while are dropped by the sweep, but not the one at home while
     the session lives: it is what forwards the changes to the session's GET stream."""
-    from mcp_runtime.serving import http_app
-    from mcp_runtime.state import RedisState
-    from mcp_runtime.state import sessions as shared_sessions
+    from typedmcp.serving import http_app
+    from typedmcp.state import RedisState
+    from typedmcp.state import sessions as shared_sessions
 
     monkeypatch.setattr(shared_sessions, "COPY_SECONDS", 0.0)
     monkeypatch.setattr(shared_sessions, "SWEEP_SECONDS", 0.1)
@@ -672,7 +672,7 @@ async def test_the_home_copy_of_a_session_forwards_its_changes_while_unused_ther
 
 def test_without_redis_nothing_is_shared(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default stays in memory: no shared sessions, no state to start, a plain feed."""
-    from mcp_runtime.serving import http_app
+    from typedmcp.serving import http_app
 
     monkeypatch.delenv("MCP_REDIS_URL", raising=False)
     app = http_app(load_worker_class()(), list_changed=["tools"])

@@ -1,4 +1,4 @@
-"""The Redis stores of ``mcp_runtime.state``, each against a real redis-server that
+"""The Redis stores of ``typedmcp.state``, each against a real redis-server that
 the test starts (no persistence, a free port, a temporary folder): two ``RedisState`` objects
 stand for two workers. The multi-worker behaviour over HTTP is in ``test_shared_state.py``.
 """
@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from shared_support import Redis
 
-from mcp_runtime.transports.events import MemoryEventStore
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.protocol.feed import ChangeFeed
-from mcp_runtime.stateless.sealing import StateSealer
-from mcp_runtime.state import (
+from typedmcp.transports.events import MemoryEventStore
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.feed import ChangeFeed
+from typedmcp.stateless.sealing import StateSealer
+from typedmcp.state import (
     FeedRelay,
     RedisEventStore,
     RedisKeyRing,

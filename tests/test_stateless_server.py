@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.protocol.meta import encode_header_value
-from mcp_runtime.serving import http_app
+from typedmcp.protocol.meta import encode_header_value
+from typedmcp.serving import http_app
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "examples"))

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 
 import mcp_generated.v2025_06_18 as protocol
-from mcp_runtime.connecting import connect_stdio
-from mcp_runtime.engine.jsonrpc import (
+from typedmcp.connecting import connect_stdio
+from typedmcp.engine.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
-from mcp_runtime.transports.stdio import spawn
+from typedmcp.transports.stdio import spawn
 
 pytestmark = pytest.mark.anyio
 

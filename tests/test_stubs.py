@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import RELEASED
-from mcp_runtime.protocol.spec import Direction, NotificationSpec, RequestSpec
-from mcp_runtime.protocol.stubs import MethodNotFound, RequestContext
+from typedmcp.protocol.spec import Direction, NotificationSpec, RequestSpec
+from typedmcp.protocol.stubs import MethodNotFound, RequestContext
 
 
 def package(revision: str, module: str) -> ModuleType:

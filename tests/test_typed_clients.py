@@ -32,12 +32,12 @@ from conftest import REPO_ROOT
 
 import mcp_generated
 import mcp_generated.v2026_07_28 as newest
-from mcp_codegen.generate import GeneratedPackage
-from mcp_codegen.output import write_tree
-from mcp_runtime import connecting
-from mcp_runtime.connecting import connect_memory
-from mcp_runtime.connecting import SessionOptions
-from mcp_runtime.protocol.client import ClientSession
+from typedmcp_codegen.generate import GeneratedPackage
+from typedmcp_codegen.output import write_tree
+from typedmcp import connecting
+from typedmcp.connecting import connect_memory
+from typedmcp.connecting import SessionOptions
+from typedmcp.protocol.client import ClientSession
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ VENDORED = "acme_mcp"  # a project's vendored copy of 2025-11-25
 SERVER = '''\
 from __future__ import annotations
 
-from mcp_runtime import RequestContext, ToolError
+from typedmcp import RequestContext, ToolError
 from acme_mcp import models, server
 
 
@@ -73,7 +73,7 @@ import sys
 import mcp_generated.v2025_11_25
 from acme_mcp import client as acme
 from acme_mcp import models
-from mcp_runtime import (
+from typedmcp import (
     HttpTimeouts,
     RequestContext,
     connect_http,
@@ -81,7 +81,7 @@ from mcp_runtime import (
     connect_sse,
     connect_stdio,
 )
-from mcp_runtime.protocol.stubs import Outbound
+from typedmcp.protocol.stubs import Outbound
 
 from server import Weather
 
@@ -135,7 +135,7 @@ async def default() -> None:
 async def pinned() -> None:
     protocol = mcp_generated.v2025_11_25
     async with connect_stdio(["weather-server"], protocol=protocol) as bare:
-        reveal_type(bare)  # reveal: mcp_runtime.protocol.stubs.Outbound
+        reveal_type(bare)  # reveal: typedmcp.protocol.stubs.Outbound
         assert isinstance(bare, Outbound)
     async with connect_stdio(["weather-server"], protocol=protocol, client=acme.Client) as typed:
         reveal_type(typed)  # reveal: acme_mcp.client.Client
@@ -148,7 +148,7 @@ import mcp_generated.v2025_11_25
 from acme_mcp import client as acme
 from acme_mcp import models
 from mcp_generated.v2026_07_28 import client as newest
-from mcp_runtime import RequestContext, connect_http, connect_sse, connect_stdio
+from typedmcp import RequestContext, connect_http, connect_sse, connect_stdio
 
 
 class WrongParams(acme.ClientHandlers):

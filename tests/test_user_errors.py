@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.connecting import connect_http, connect_stdio
-from mcp_runtime.engine.jsonrpc import ConnectionClosed
-from mcp_runtime.transports.http_client import NotAnMcpReply
-from mcp_runtime.transports.http_wire import ServerUnreachable
+from typedmcp.connecting import connect_http, connect_stdio
+from typedmcp.engine.jsonrpc import ConnectionClosed
+from typedmcp.transports.http_client import NotAnMcpReply
+from typedmcp.transports.http_wire import ServerUnreachable
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_a_server_that_prints_to_stdout_still_works_and_is_named_in_a_warning(
         async with connect_stdio(command) as client:
             return [tool.name for tool in (await client.list_tools()).tools]
 
-    with caplog.at_level(logging.WARNING, logger="mcp_codegen.runtime"):
+    with caplog.at_level(logging.WARNING, logger="typedmcp"):
         assert asyncio.run(asyncio.wait_for(body(), 20)) == ["echo"]
     assert any(
         "not JSON" in record.message and "Starting my server" in record.message

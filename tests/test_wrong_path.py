@@ -3,7 +3,7 @@
 Before, ``connect_http("http://host:port/")`` against a server on ``/mcp`` ended in a bare
 ``HttpError: HTTP 404: Not Found`` (after the HTTP+SSE fallback's GET got 404 too), or, with
 the fallback off, in a message about the deprecated transport only. The hint comes from one
-pure function, :func:`~mcp_runtime.protocol.errors.wrong_path_hint`, that an HTTP client calls
+pure function, :func:`~typedmcp.protocol.errors.wrong_path_hint`, that an HTTP client calls
 with the URL, the status and the body of a failed request (``HttpError(status, body, url)``).
 """
 
@@ -14,8 +14,8 @@ import asyncio
 import pytest
 from test_http_server import ServerThread, make_app
 
-from mcp_runtime.connecting import SseFallbackDisabled, connect_http
-from mcp_runtime.protocol.errors import HttpError, wrong_path_hint
+from typedmcp.connecting import SseFallbackDisabled, connect_http
+from typedmcp.protocol.errors import HttpError, wrong_path_hint
 
 pytestmark = pytest.mark.anyio
 

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from ours_server import NAME, VERSION, Echo
 
-from mcp_runtime.serving import http_app
+from typedmcp.serving import http_app
 
 app = http_app(Echo(), server_info={"name": NAME, "version": VERSION})

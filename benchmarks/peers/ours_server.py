@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
@@ -41,12 +41,12 @@ class Echo(ServerHandlers):
 def main(argv: list[str]) -> None:
     mode = argv[1] if len(argv) > 1 else "stdio"
     if mode == "stdio":
-        from mcp_runtime.serving import run_stdio
+        from typedmcp.serving import run_stdio
 
         run_stdio(Echo(), server_info={"name": NAME, "version": VERSION})
     elif mode == "http":
         from _uvicorn import serve_on_free_port  # beside this script, shared by both peers
-        from mcp_runtime.serving import http_app
+        from typedmcp.serving import http_app
 
         serve_on_free_port(http_app(Echo(), server_info={"name": NAME, "version": VERSION}))
     else:

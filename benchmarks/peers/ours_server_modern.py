@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2026_07_28 import models
 from mcp_generated.v2026_07_28.server import ClientPeer, ServerHandlers
 
@@ -43,7 +43,7 @@ def main(argv: list[str]) -> None:
     mode = argv[1] if len(argv) > 1 else "stdio"
     if mode != "stdio":
         sys.exit(f"usage: {argv[0]} stdio")
-    from mcp_runtime.serving import run_stdio
+    from typedmcp.serving import run_stdio
 
     run_stdio(Echo(), server_info={"name": NAME, "version": VERSION})
 

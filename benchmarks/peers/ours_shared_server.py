@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ours_server import ECHO, NAME, VERSION, Echo
 
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer
 
@@ -35,7 +35,7 @@ class EchoAndChange(Echo):
 def main() -> None:
     from _uvicorn import serve_on_free_port  # beside this script
 
-    from mcp_runtime.serving import http_app
+    from typedmcp.serving import http_app
 
     app = http_app(
         EchoAndChange(), server_info={"name": NAME, "version": VERSION}, list_changed=["tools"],

@@ -11,9 +11,9 @@ import asyncio
 import json
 from typing import Any
 
-from mcp_runtime.engine.jsonrpc import CapabilityError, RpcError
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import run_stdio
+from typedmcp.engine.jsonrpc import CapabilityError, RpcError
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import run_stdio
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

@@ -18,9 +18,9 @@ import json
 import os
 from typing import Any
 
-from mcp_runtime.engine.jsonrpc import RpcError
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import run_stdio
+from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import run_stdio
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
@@ -55,11 +55,11 @@ def main() -> None:
     parser.add_argument("--legacy-sse", action="store_true")
     args = parser.parse_args()
     if args.stdio:
-        from mcp_runtime.serving import run_stdio
+        from typedmcp.serving import run_stdio
 
         run_stdio(Fragile())
         return
-    from mcp_runtime.serving import http_app
+    from typedmcp.serving import http_app
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "peers"))
     from _serve import serve_on_free_port

@@ -22,9 +22,9 @@ import socket
 import time
 from typing import Any
 
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import run_stdio
-from mcp_runtime.stateless.server import CachePolicy
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import run_stdio
+from typedmcp.stateless.server import CachePolicy
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
@@ -178,7 +178,7 @@ def main() -> None:
         return
     import uvicorn
 
-    from mcp_runtime.serving import http_app
+    from typedmcp.serving import http_app
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_runtime.serving import run_stdio
+from typedmcp.serving import run_stdio
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ServerHandlers

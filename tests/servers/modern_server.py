@@ -28,11 +28,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from mcp_runtime.engine.jsonrpc import INVALID_PARAMS, RpcError
-from mcp_runtime.protocol.feed import ChangeFeed
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import run_stdio
-from mcp_runtime.stateless.server import CachePolicy
+from typedmcp.engine.jsonrpc import INVALID_PARAMS, RpcError
+from typedmcp.protocol.feed import ChangeFeed
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import run_stdio
+from typedmcp.stateless.server import CachePolicy
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
@@ -345,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     import uvicorn
 
-    from mcp_runtime.serving import http_app
+    from typedmcp.serving import http_app
 
     uvicorn.run(
         http_app(ModernFixture(), **options()),

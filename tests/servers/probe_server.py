@@ -11,9 +11,9 @@ import os
 import sys
 from typing import Any
 
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import serve
-from mcp_runtime.transports.stdio import server_transport
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import serve
+from typedmcp.transports.stdio import server_transport
 from mcp_generated.v2025_06_18 import models
 from mcp_generated.v2025_06_18.server import ClientPeer, ServerHandlers
 

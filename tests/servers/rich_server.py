@@ -3,8 +3,8 @@ icons, outputSchema, annotations, structuredContent, audio and resource_link con
 
 from __future__ import annotations
 
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import run_stdio
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import run_stdio
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

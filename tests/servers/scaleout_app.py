@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from mcp_runtime.protocol.stubs import RequestContext
-from mcp_runtime.serving import http_app
+from typedmcp.protocol.stubs import RequestContext
+from typedmcp.serving import http_app
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 
-from mcp_runtime.serving import http_app
-from mcp_runtime.transports.http_streams import close_sse_stream
-from mcp_runtime.protocol.stubs import RequestContext
+from typedmcp.serving import http_app
+from typedmcp.transports.http_streams import close_sse_stream
+from typedmcp.protocol.stubs import RequestContext
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_runtime.protocol.stubs import (
+from typedmcp.protocol.stubs import (
     ClientHandlersBase,
     MethodNotFound,
     Outbound,

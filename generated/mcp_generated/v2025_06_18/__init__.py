@@ -6,7 +6,7 @@
 Modules: ``models`` (pydantic v2 message models), ``dispatch`` (the method table the
 runtime uses), ``client`` (``Client``, ``ClientHandlers``) and ``server``
 (``ServerHandlers``, ``ClientPeer``); each is imported on first use. Importing the package
-fails with an ImportError that says how to regenerate it when the installed mcp_runtime
+fails with an ImportError that says how to regenerate it when the installed typedmcp
 cannot serve its ``RUNTIME_INTERFACE``.
 """
 
@@ -14,7 +14,7 @@ import importlib
 from types import ModuleType
 from typing import Final
 
-from mcp_runtime.protocol.compat import require_runtime
+from typedmcp.protocol.compat import require_runtime
 
 PROTOCOL_VERSION: Final = "2025-06-18"
 ERA: Final = "handshake"
@@ -23,7 +23,7 @@ SCHEMA_SHA256: Final = (
 )
 SUBMODULES: Final = ("client", "dispatch", "models", "server")
 # What wrote this package, and the runtime interface its code uses: checked at import.
-GENERATOR_VERSION: Final = "0.2.0"
+GENERATOR_VERSION: Final = "0.3.0"
 RUNTIME_INTERFACE: Final = 1
 
 __all__ = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mcp_runtime.protocol.stubs import (
+from typedmcp.protocol.stubs import (
     MethodNotFound,
     Outbound,
     RequestContext,

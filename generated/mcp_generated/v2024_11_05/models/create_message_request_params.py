@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
 from typing import Annotated, Any, Literal
 from pydantic import Field, StrictFloat, StrictInt
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import (
     model_preferences as model_preferences_1,
     request_params_meta,

@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
 from typing import Annotated
 from pydantic import Field
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import client_capabilities, implementation, request_params_meta
 
 

@@ -2,7 +2,7 @@
 # Revision: 2024-11-05 (handshake era); the schema's sha256 is in __init__.py
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
 from typing import Any
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import logging_level
 
 

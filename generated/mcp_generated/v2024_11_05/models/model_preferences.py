@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2024-11-05 --out <this folder>
 from pydantic import Field, StrictFloat, StrictInt
 from typing import Annotated
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import model_hint
 
 

@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-03-26 --out <this folder>
 from pydantic import Field, StrictBool
 from typing import Annotated
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 
 
 class ServerCapabilitiesPrompts(MCPModel):

@@ -2,7 +2,7 @@
 # Revision: 2025-06-18 (handshake era); the schema's sha256 is in __init__.py
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
 from typing import Any
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import client_capabilities_roots
 
 

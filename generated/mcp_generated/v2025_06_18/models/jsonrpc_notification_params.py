@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
 from typing import Annotated, Any
 from pydantic import ConfigDict, Field
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 
 
 class JSONRPCNotificationParams(MCPModel):

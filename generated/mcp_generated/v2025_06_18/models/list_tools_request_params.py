@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
 from typing import Annotated
 from pydantic import Field
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import request_params_meta
 
 

@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-06-18 --out <this folder>
 from pydantic import StrictFloat, StrictInt
 from typing import Literal
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 
 
 class NumberSchema(MCPModel):

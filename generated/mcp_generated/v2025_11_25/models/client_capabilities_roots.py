@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from pydantic import Field, StrictBool
 from typing import Annotated
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 
 
 class ClientCapabilitiesRoots(MCPModel):

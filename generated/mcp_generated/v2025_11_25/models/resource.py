@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from typing import Annotated, Any
 from pydantic import Field, StrictInt
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import annotations as annotations_1, icon
 
 

@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from pydantic import Field, StrictInt
 from typing import Annotated, Literal
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import titled_multi_select_enum_schema_items
 
 

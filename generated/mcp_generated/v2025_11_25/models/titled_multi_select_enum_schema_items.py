@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from typing import Annotated
 from pydantic import Field
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import titled_multi_select_enum_schema_items_any_of_item
 
 

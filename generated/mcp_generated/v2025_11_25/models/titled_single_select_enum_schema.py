@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from typing import Annotated, Literal
 from pydantic import Field
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import titled_single_select_enum_schema_one_of_item
 
 

@@ -2,7 +2,7 @@
 # Revision: 2025-11-25 (handshake era); the schema's sha256 is in __init__.py
 # Regenerate: mcp-codegen --version 2025-11-25 --out <this folder>
 from typing import Literal
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 
 
 class ToolChoice(MCPModel):

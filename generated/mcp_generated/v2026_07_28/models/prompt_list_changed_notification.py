@@ -2,7 +2,7 @@
 # Revision: 2026-07-28 (stateless era); the schema's sha256 is in __init__.py
 # Regenerate: mcp-codegen --version 2026-07-28 --out <this folder>
 from typing import Literal
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import notification_params
 
 

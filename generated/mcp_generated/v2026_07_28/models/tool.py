@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2026-07-28 --out <this folder>
 from typing import Annotated
 from pydantic import Field
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import icon, meta_object, tool_annotations, tool_input_schema, tool_output_schema
 
 

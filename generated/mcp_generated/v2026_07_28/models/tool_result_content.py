@@ -3,7 +3,7 @@
 # Regenerate: mcp-codegen --version 2026-07-28 --out <this folder>
 from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool
-from mcp_runtime.protocol.model import MCPModel
+from typedmcp.protocol.model import MCPModel
 from . import content_block, meta_object
 
 

@@ -1,5 +1,0 @@
-"""The JSON-RPC engine, the runtime's lowest layer: ids, futures, errors, cancellation.
-
-It knows method strings only, nothing of MCP's types; a transport hands it bytes and a
-dispatcher (the typed seam, ``mcp_runtime.protocol``) answers what it receives.
-"""

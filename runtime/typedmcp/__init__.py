@@ -1,0 +1,175 @@
+"""mcp-codegen's runtime: serve and call generated MCP packages, both protocol eras.
+
+The face, what a server script or a client imports::
+
+    from typedmcp import run_stdio, http_app, connect_stdio, connect_http, ToolError
+
+Each name is imported on first use (``import typedmcp`` itself loads nothing else), from
+the module that defines it. The layers below, each importing only from those under it:
+``engine`` (JSON-RPC) < ``protocol`` (the typed seam; generated code imports its ``model``,
+``spec`` and ``stubs``) < ``stateless`` (the 2026-07-28 server) < ``transports`` < ``auth``
+< the face (``connecting``, ``serving``, this module) < ``host`` (many servers as one).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.3.0"
+
+#: Public name -> the module (under typedmcp) that defines it.
+_EXPORTS: dict[str, str] = {
+    # launchers
+    "connect": "connecting",
+    "connect_direct": "connecting",
+    "connect_http": "connecting",
+    "connect_memory": "connecting",
+    "connect_sse": "connecting",
+    "connect_stdio": "connecting",
+    "SseFallbackDisabled": "connecting",
+    "http_app": "serving",
+    "run_stdio": "serving",
+    "serve": "serving",
+    "serve_stdio": "serving",
+    # JSON-RPC errors
+    "CapabilityError": "engine.jsonrpc",
+    "ConnectionClosed": "engine.jsonrpc",
+    "INTERNAL_ERROR": "engine.jsonrpc",
+    "INVALID_PARAMS": "engine.jsonrpc",
+    "INVALID_REQUEST": "engine.jsonrpc",
+    "METHOD_NOT_FOUND": "engine.jsonrpc",
+    "PARSE_ERROR": "engine.jsonrpc",
+    "RpcError": "engine.jsonrpc",
+    # handlers and clients
+    "ChangeFeed": "protocol.feed",
+    "ProtocolViolation": "protocol.client",
+    "RequestContext": "protocol.stubs",
+    "ToolError": "protocol.stubs",
+    "ToolOutputError": "protocol.client",
+    "VersionError": "protocol.packages",
+    "HttpError": "protocol.errors",
+    "AuthRequired": "protocol.errors",
+    "NotAnMcpReply": "transports.http_client",
+    "ResponseLost": "transports.http_client",
+    "ServerUnreachable": "transports.http_wire",
+    "TlsError": "transports.http_wire",
+    "RedirectNotFollowed": "transports.http_wire",
+    "HttpTimeouts": "transports.http_wire",
+    # the stateless era
+    "CachePolicy": "stateless.server",
+    "MemoryUsedStates": "stateless.sealing",
+    "UsedStates": "stateless.sealing",
+    "input_key": "stateless.scope",
+    "resumed_from_state": "stateless.scope",
+    "single_use_state": "stateless.scope",
+    # HTTP
+    "HttpApp": "transports.http_server",
+    "MemoryEventStore": "transports.events",
+    "EventStore": "transports.events",
+    "SsePaths": "transports.http_sse_server",
+    "close_sse_stream": "transports.http_streams",
+    "BearerAuth": "auth.bearer",
+    "OAuthProvider": "auth.oauth",
+}
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "AuthRequired",
+    "BearerAuth",
+    "CachePolicy",
+    "CapabilityError",
+    "ChangeFeed",
+    "ConnectionClosed",
+    "EventStore",
+    "HttpApp",
+    "HttpError",
+    "HttpTimeouts",
+    "MemoryEventStore",
+    "MemoryUsedStates",
+    "NotAnMcpReply",
+    "OAuthProvider",
+    "ProtocolViolation",
+    "RedirectNotFollowed",
+    "RequestContext",
+    "ResponseLost",
+    "RpcError",
+    "ServerUnreachable",
+    "SseFallbackDisabled",
+    "SsePaths",
+    "TlsError",
+    "ToolError",
+    "ToolOutputError",
+    "UsedStates",
+    "VersionError",
+    "close_sse_stream",
+    "connect",
+    "connect_direct",
+    "connect_http",
+    "connect_memory",
+    "connect_sse",
+    "connect_stdio",
+    "http_app",
+    "input_key",
+    "resumed_from_state",
+    "run_stdio",
+    "serve",
+    "serve_stdio",
+    "single_use_state",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from .auth.bearer import BearerAuth
+    from .auth.oauth import OAuthProvider
+    from .connecting import (
+        SseFallbackDisabled,
+        connect,
+        connect_direct,
+        connect_http,
+        connect_memory,
+        connect_sse,
+        connect_stdio,
+    )
+    from .engine.jsonrpc import (
+        INTERNAL_ERROR,
+        INVALID_PARAMS,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        PARSE_ERROR,
+        CapabilityError,
+        ConnectionClosed,
+        RpcError,
+    )
+    from .protocol.client import ProtocolViolation, ToolOutputError
+    from .protocol.errors import AuthRequired, HttpError
+    from .protocol.feed import ChangeFeed
+    from .protocol.packages import VersionError
+    from .protocol.stubs import RequestContext, ToolError
+    from .serving import http_app, run_stdio, serve, serve_stdio
+    from .stateless.scope import input_key, resumed_from_state, single_use_state
+    from .stateless.sealing import MemoryUsedStates, UsedStates
+    from .stateless.server import CachePolicy
+    from .transports.events import EventStore, MemoryEventStore
+    from .transports.http_client import NotAnMcpReply, ResponseLost
+    from .transports.http_server import HttpApp
+    from .transports.http_sse_server import SsePaths
+    from .transports.http_streams import close_sse_stream
+    from .transports.http_wire import HttpTimeouts, RedirectNotFollowed, ServerUnreachable, TlsError

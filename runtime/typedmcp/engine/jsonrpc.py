@@ -1,0 +1,576 @@
+"""The JSON-RPC 2.0 engine: ids, futures, errors, cancellation. It knows method strings only.
+
+A transport hands it framed messages (bytes) and takes framed messages back; the typed seam
+above it (``typedmcp.protocol.session``) gives it a :class:`Dispatcher` for incoming requests and
+notifications. Requests are served concurrently (one asyncio task each), so a slow handler
+never blocks others; responses to our own requests resolve futures.
+
+Request tasks start eagerly (:func:`~.eager.start_eagerly`, what Python 3.12's ``eager_start``
+does): the handler runs at
+once, inside its own task (``asyncio.current_task()`` is that task, its context a copy of
+the caller's), up to its first real suspension; a handler that completes without one has
+sent its response before the message that asked for it is out of the read path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+from pydantic_core import from_json, to_json
+
+from .eager import start_eagerly
+
+logger = logging.getLogger("typedmcp")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+RequestId = str | int
+
+#: The most characters of one peer-supplied value (a method name, an id, a key, ...) that an
+#: error message or a log line quotes (see :func:`clip`).
+ECHO_LIMIT = 100
+#: The most characters of any error message sent: the bound behind every quote, for a
+#: message built elsewhere (a handler's own, a header value an HTTP check names).
+MESSAGE_LIMIT = 2048
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """At most ``limit`` characters of peer-supplied ``text``, to quote in an error or a log
+    line; a longer text is cut and says how much was left out (a 100 KB method name must not
+    come back as a 100 KB error)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def quoted(value: Any, limit: int = ECHO_LIMIT) -> str:
+    """``repr(value)`` for an error message or a log line, clipped (see :func:`clip`)."""
+    try:
+        return clip(repr(value), limit)
+    except ValueError:  # an integer too long to print
+        return f"<{type(value).__name__} too long to print>"
+
+
+class RpcError(Exception):
+    """A JSON-RPC error, raised by handlers or received from the peer."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        """The error object to send; its message cut to :data:`MESSAGE_LIMIT` characters."""
+        message = self.message
+        if len(message) > MESSAGE_LIMIT:
+            message = clip(message, MESSAGE_LIMIT)
+        error: dict[str, Any] = {"code": self.code, "message": message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"RpcError({self.code}, {self.message!r})"
+
+
+class CapabilityError(RuntimeError):
+    """A message the negotiated capabilities do not allow; raised locally, nothing sent.
+
+    Its message names the method and the capability; a handler that raises it (it used a
+    capability the peer never declared) is logged in that one line, without a traceback.
+    """
+
+
+class ConnectionClosed(Exception):
+    """The transport ended while a request of ours was waiting for its response."""
+
+
+class Transport(Protocol):
+    """Framing: one JSON-RPC message (or batch) per ``receive``/``send``."""
+
+    async def receive(self) -> bytes | None:
+        """The next framed message, or None at end of input."""
+        ...
+
+    async def send(self, data: bytes) -> None:
+        """Write one framed message."""
+        ...
+
+
+class Dispatcher(Protocol):
+    """The typed seam: serves what the peer sends."""
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """Answer a request: return the result (a model or JSON-able value) or raise RpcError."""
+        ...
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        """Take a notification; never answered."""
+        ...
+
+
+class MessageTooLarge(Exception):
+    """Raised by a transport's ``receive`` for a message over its size limit (already
+    discarded); the engine answers with an id-less -32600 and reads on."""
+
+
+@dataclass
+class _Incoming:
+    task: asyncio.Task[bytes | None]
+    cancelled: bool = False
+    method: str = ""
+
+
+def is_request_id(value: Any) -> bool:
+    """JSON-RPC ids MCP allows: strings and integers (never bool, float or null)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON (no raw newlines, so one message per stdio line).
+
+    NaN and infinities are refused (they are not JSON): a ValueError, never a bad line.
+    pydantic-core's serializer is used (about 7x faster than ``json.dumps``); when its
+    output may hold a non-JSON constant, the strict standard-library path decides.
+    """
+    data = to_json(message)
+    if b"NaN" in data or b"Infinity" in data:
+        return json.dumps(
+            message, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode("utf-8")
+    return data
+
+
+def parse_error(data: bytes, exc: ValueError) -> RpcError:
+    """The -32700 for ``data``, which ``from_json`` refused with ``exc``. Every parse of
+    what a peer sent passes ``allow_inf_nan=False``: ``NaN`` and the infinities are not JSON
+    (the parser's default takes them), and the message says so when they may be the cause."""
+    hint = ""
+    if b"NaN" in data or b"Infinity" in data:
+        hint = " (NaN, Infinity and -Infinity are not JSON: send numbers, or null)"
+    return RpcError(PARSE_ERROR, f"Parse error: {exc}{hint}")
+
+
+def encode_result(request_id: RequestId, result: Any) -> bytes:
+    """A success response; a pydantic result is serialised once, by its own serializer
+    (straight to bytes: ``model_dump_json`` would decode them to text first)."""
+    if isinstance(result, BaseModel):
+        body = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_unset=True)
+        return b'{"jsonrpc":"2.0","id":' + encode_id(request_id) + b',"result":' + body + b"}"
+    return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def encode_id(request_id: RequestId) -> bytes:
+    if type(request_id) is int:
+        return str(request_id).encode()
+    return to_json(request_id)
+
+
+async def encoded_answer(request_id: RequestId, method: str, answer: Awaitable[Any]) -> bytes:
+    """The response to request ``request_id`` as bytes, once ``answer`` (its handler's
+    coroutine) ends: the result, the ``RpcError`` it raised, or -32603 for anything else
+    (logged with its traceback; nothing of it is sent)."""
+    try:
+        return encode_result(request_id, await answer)
+    except RpcError as error:
+        return encode_error(request_id, error)
+    except Exception as error:
+        return encode_error(request_id, handler_failed(method, request_id, error))
+
+
+def handler_failed(method: str, request_id: RequestId | None, error: Exception) -> RpcError:
+    """Log a handler's exception and return the error to answer with (-32603, nothing of
+    the exception in it). A bug is logged with its traceback; a :class:`CapabilityError`
+    (the handler used a capability the peer never declared) in one line that names it.
+    ``request_id`` None: a notification's handler."""
+    which = f"handler for {clip(method)}"
+    if request_id is not None:
+        which += f" (id {quoted(request_id)})"
+    if isinstance(error, CapabilityError):
+        logger.warning("%s used what the peer did not negotiate: %s", which, error)
+    else:
+        logger.error("%s failed", which, exc_info=error)
+    return RpcError(INTERNAL_ERROR, "Internal error")
+
+
+def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
+    """An error response; without ``id`` when the request's id could not be read."""
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["error"] = error.to_wire()
+    try:
+        return encode(message)
+    except (TypeError, ValueError):
+        logger.exception("error data for %s is not JSON; sent without it", quoted(request_id))
+        message["error"] = {"code": error.code, "message": error.message}
+        return encode(message)
+
+
+class Engine:
+    """One JSON-RPC connection over a :class:`Transport`, both directions at once."""
+
+    #: Methods that must not appear inside a batch (2025-03-26: ``initialize``).
+    unbatchable: frozenset[str] = frozenset({"initialize"})
+    #: Requests the peer may not cancel (``initialize``); such a cancel is ignored.
+    uncancellable: frozenset[str] = frozenset({"initialize"})
+    #: Run a request's handler at once, in its task, up to its first suspension (see the
+    #: module doc); False: the task's first step waits for the next event-loop pass.
+    eager: bool = True
+
+    def __init__(
+        self,
+        transport: Transport,
+        dispatcher: Dispatcher,
+        *,
+        accept_batches: Callable[[], bool] = lambda: False,
+        eof_grace: float = 1.0,
+    ) -> None:
+        self.transport = transport
+        self.dispatcher = dispatcher
+        self.accept_batches = accept_batches
+        self.eof_grace = eof_grace
+        self._next_id = 0
+        self._pending: dict[RequestId, asyncio.Future[Any]] = {}
+        self._incoming: dict[RequestId, _Incoming] = {}
+        self._batches: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # -- outgoing ------------------------------------------------------------------------
+
+    def new_request_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def request(
+        self, method: str, params: Any, *, request_id: RequestId | None = None
+    ) -> Any:
+        """Send a request and wait for its raw result; a peer error raises RpcError."""
+        if self._closed:
+            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
+            raise ConnectionClosed(f"cannot send {method}: {reason}")
+        if request_id is None:
+            request_id = self.new_request_id()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self.transport.send(encode(message))
+            return await future
+        except BaseException:
+            if future.done() and not future.cancelled():
+                future.exception()  # a failed send may end after the end of input failed it
+            raise
+        finally:
+            if self._pending.get(request_id) is future:
+                del self._pending[request_id]
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        if self._closed:
+            return
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.transport.send(encode(message))
+
+    # -- incoming ------------------------------------------------------------------------
+
+    def cancel_incoming(self, request_id: Any) -> bool:
+        """Cancel the handler of one of the peer's requests; no response will be sent,
+        even if the handler ignores the cancellation and returns. Unknown or finished ids,
+        and requests in ``uncancellable``, are left alone (returns False)."""
+        incoming = self._incoming.get(request_id) if is_request_id(request_id) else None
+        if incoming is None or incoming.method in self.uncancellable:
+            return False
+        self._cancel(request_id, incoming)
+        return True
+
+    def _cancel(self, request_id: RequestId, incoming: _Incoming) -> None:
+        incoming.cancelled = True
+        incoming.task.cancel()
+        # A task cancelled before it started never runs its own clean-up.
+        incoming.task.add_done_callback(lambda done: self._forget(request_id, done))
+
+    def _receive_now(self, data: bytes) -> bool:
+        """The transport's fast path, called (no awaits) for a message that arrives while
+        the read loop waits with nothing ahead of it: a response resolves its future and a
+        well-formed request starts its handler task at once. Anything else returns False
+        and goes through the read loop (which also answers errors), in order."""
+        try:
+            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
+        except ValueError:
+            return False
+        if type(message) is not dict:
+            return False
+        if "method" not in message:
+            if "result" in message or "error" in message or is_request_id(message.get("id")):
+                self._receive_response(message)
+                return True
+            return False
+        request_id: Any = message.get("id")
+        method = message["method"]
+        params = message.get("params")
+        if (
+            not is_request_id(request_id)
+            or message.get("jsonrpc") != "2.0"
+            or type(method) is not str
+            or (params is not None and type(params) is not dict)
+            or request_id in self._incoming
+        ):
+            return False  # notifications, and requests the read loop must answer with an error
+        self._start(request_id, method, params, send=True)
+        return True
+
+    async def run(self) -> None:
+        """Read and dispatch until the transport ends; then fail what still waits.
+
+        One bad message never stops the reader: it is answered (or dropped) and the next
+        one is read. Batches are served in the background, so a slow element cannot hold
+        up the reader (and so the responses our own handlers wait for).
+
+        At end of input, handlers still running get ``eof_grace`` seconds to finish and
+        send their responses (``printf '...' | server`` works); the rest are cancelled.
+        Streams that would never finish on their own end first: the dispatcher's optional
+        ``end_of_input()`` is called. If ``run`` itself is cancelled, handlers are
+        cancelled at once.
+        """
+        at_eof = False
+        # A transport with a fast path hands us messages in its I/O callback while this
+        # loop waits (see ``_receive_now``), one event-loop pass sooner.
+        set_consumer = getattr(self.transport, "set_consumer", None)
+        if set_consumer is not None:
+            set_consumer(self._receive_now)
+        try:
+            while True:
+                try:
+                    data = await self.transport.receive()
+                except MessageTooLarge as exc:
+                    await self._send_error(
+                        None, RpcError(INVALID_REQUEST, f"Invalid Request: {exc}")
+                    )
+                    continue
+                if data is None:
+                    at_eof = True
+                    break
+                try:
+                    await self._receive(data, background=True)
+                except OSError:
+                    raise  # the transport itself broke
+                except Exception:
+                    logger.exception("could not process an incoming message")
+        finally:
+            if set_consumer is not None:
+                set_consumer(None)
+            self._closed = True
+            # a transport may say which peer, and how (``closed_reason``)
+            reason = getattr(self.transport, "closed_reason", None) or "the peer closed the connection"
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionClosed(reason))
+            if at_eof:
+                end_of_input = getattr(self.dispatcher, "end_of_input", None)
+                if end_of_input is not None:
+                    end_of_input()
+            running = [incoming.task for incoming in self._incoming.values()]
+            if at_eof and self.eof_grace > 0 and (running or self._batches):
+                await asyncio.wait(running + list(self._batches), timeout=self.eof_grace)
+            for batch in self._batches:
+                batch.cancel()
+            for request_id, incoming in list(self._incoming.items()):
+                self._cancel(request_id, incoming)
+            tasks = [incoming.task for incoming in self._incoming.values()] + list(self._batches)
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _receive(self, data: bytes, *, background: bool = False) -> None:
+        """Process one framed message. A batch is served before this returns, unless
+        ``background`` (the reader loop) asks for it to be served in a task of its own."""
+        try:
+            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
+        except ValueError as exc:
+            logger.warning(
+                "the peer sent something that is not JSON (answered with a parse error): %r%s",
+                data[:120],
+                "..." if len(data) > 120 else "",
+            )
+            await self._send_error(None, parse_error(data, exc))
+            return
+        await self.receive_message(message, background=background)
+
+    async def receive_message(self, message: Any, *, background: bool = False) -> None:
+        """Process one message (or batch) already parsed from JSON (see :meth:`_receive`)."""
+        if isinstance(message, list):
+            if not self.accept_batches():
+                await self._send_error(
+                    None, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+                )
+            elif not message:
+                await self._send_error(
+                    None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch")
+                )
+            elif background:
+                task = asyncio.create_task(self._receive_batch(message))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
+            else:
+                await self._receive_batch(message)
+            return
+        reply = await self._route(message, in_batch=False)
+        if reply is not None:
+            await self.transport.send(reply)
+
+    async def _receive_batch(self, batch: list[Any]) -> None:
+        """Serve the elements concurrently; one array holds the replies (none: no output)."""
+        replies = await asyncio.gather(*(self._route(m, in_batch=True) for m in batch))
+        parts = [reply for reply in replies if reply is not None]
+        if parts:
+            await self.transport.send(b"[" + b",".join(parts) + b"]")
+
+    async def _route(self, message: Any, *, in_batch: bool) -> bytes | None:
+        """Handle one message; returns an immediate reply to send, if any.
+
+        A request outside a batch is started as a task (registered in ``_incoming`` before
+        this returns) that sends its own response; inside a batch its reply is returned.
+        """
+        if not isinstance(message, dict):
+            return encode_error(None, RpcError(INVALID_REQUEST, "Invalid Request: not an object"))
+        has_id = "id" in message
+        request_id = message.get("id")
+        if "method" not in message and (
+            "result" in message or "error" in message or is_request_id(request_id)
+        ):
+            self._receive_response(message)  # responses are never answered
+            return None
+        if has_id and not is_request_id(request_id):
+            return encode_error(
+                None, RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or integer")
+            )
+        if message.get("jsonrpc") != "2.0":
+            return encode_error(
+                request_id, RpcError(INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"')
+            )
+        method = message.get("method")
+        if not isinstance(method, str):
+            return encode_error(
+                request_id, RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
+            )
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            error = RpcError(INVALID_PARAMS, "Invalid params: params must be an object")
+            return encode_error(request_id, error) if has_id else None
+        if not has_id:
+            try:
+                await self.dispatcher.on_notification(method, params)
+            except Exception as error:
+                handler_failed(method, None, error)
+            return None
+        assert request_id is not None
+        if request_id in self._incoming:
+            return encode_error(
+                request_id,
+                RpcError(
+                    INVALID_REQUEST, f"Invalid Request: id {quoted(request_id)} is already in use"
+                ),
+            )
+        if in_batch and method in self.unbatchable:
+            return encode_error(
+                request_id,
+                RpcError(INVALID_REQUEST, f"Invalid Request: {method} cannot be batched"),
+            )
+        task = self._start(request_id, method, params, send=not in_batch)
+        if not in_batch:
+            return None
+        await asyncio.wait({task})
+        return None if task.cancelled() else task.result()
+
+    def _start(
+        self, request_id: RequestId, method: str, params: Any, *, send: bool
+    ) -> asyncio.Task[bytes | None]:
+        """Serve a request in a task of its own, registered in ``_incoming`` before its
+        handler starts (eagerly, unless ``eager`` is off)."""
+        coro = self._serve_task(request_id, method, params, send=send)
+
+        def register(task: asyncio.Task[Any]) -> None:
+            self._incoming[request_id] = _Incoming(task, method=method)
+
+        if self.eager:
+            return start_eagerly(coro, register)
+        task = asyncio.get_running_loop().create_task(coro)
+        register(task)
+        return task
+
+    def _forget(self, request_id: RequestId, task: asyncio.Future[Any] | None) -> None:
+        """Drop a finished request's entry (its own, not a later request's with the id)."""
+        incoming = self._incoming.get(request_id)
+        if incoming is not None and incoming.task is task:
+            del self._incoming[request_id]
+
+    def _was_cancelled(self, request_id: RequestId) -> bool:
+        incoming = self._incoming.get(request_id)  # ours until our done callback runs
+        return incoming is None or incoming.cancelled
+
+    async def _serve_task(
+        self, request_id: RequestId, method: str, params: Any, *, send: bool
+    ) -> bytes | None:
+        """Serve one request; the reply is sent (or returned, in a batch) unless cancelled.
+
+        The task drops its own ``_incoming`` entry as it ends (no done callback, so no
+        extra event-loop pass per request); ``_cancel`` covers a task that never started.
+        """
+        try:
+            reply = await encoded_answer(
+                request_id, method, self.dispatcher.on_request(method, params, request_id)
+            )
+            if self._was_cancelled(request_id):
+                logger.debug("no response for cancelled request %s", quoted(request_id))
+                return None
+            if not send:
+                return reply
+            try:
+                await self.transport.send(reply)
+            except Exception:
+                logger.exception("could not send the response to %s", quoted(request_id))
+            return None
+        finally:
+            self._forget(request_id, asyncio.current_task())
+
+    def _receive_response(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        future = self._pending.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        if future is None or future.done():
+            logger.debug("dropped a response for unknown id %s", quoted(request_id))
+            return
+        has_result, error = "result" in message, message.get("error")
+        if message.get("jsonrpc") != "2.0" or has_result == ("error" in message):
+            logger.warning("dropped a malformed response for id %s", quoted(request_id))
+            return
+        if has_result:
+            future.set_result(message["result"])
+            return
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(error, dict) or not isinstance(code, int) or isinstance(code, bool):
+            logger.warning(
+                "dropped an error response with a malformed error for id %s", quoted(request_id)
+            )
+            return
+        text = error.get("message")
+        future.set_exception(
+            RpcError(code, text if isinstance(text, str) else "", error.get("data"))
+        )
+
+    async def _send_error(self, request_id: RequestId | None, error: RpcError) -> None:
+        await self.transport.send(encode_error(request_id, error))

@@ -1,0 +1,119 @@
+"""The server launchers (the face): serve a handler object over stdio
+(:func:`run_stdio`, :func:`serve_stdio`), any transport (:func:`serve`), or Streamable
+HTTP as an ASGI app (:func:`http_app`), both eras from one object.
+
+The HTTP modules are imported by :func:`http_app` only, so a stdio server starts without
+them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from .engine.jsonrpc import Engine
+from .protocol.server import ServerSession
+from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
+
+if TYPE_CHECKING:
+    from .transports.http_server import HttpApp
+
+#: Setting it switches :func:`http_app` to state shared by workers, in Redis.
+REDIS_URL_ENV = "MCP_REDIS_URL"
+#: The options of :func:`http_app` about shared state (see ``typedmcp.state``).
+SHARED_OPTIONS = frozenset({"state", "redis_url", "redis_prefix", "session_affinity"})
+
+
+async def serve(
+    handlers: object,
+    transport: Any,
+    **options: Any,
+) -> None:
+    """Serve one connection until the transport ends: handshake-era sessions (started by
+    ``initialize``) and stateless 2026-07-28 requests, as the generated packages allow."""
+    from .stateless.router import build_router
+
+    router = build_router(handlers, **options)
+    legacy = router.legacy
+    engine = Engine(
+        transport,
+        router,
+        accept_batches=lambda: legacy is not None
+        and legacy.package is not None
+        and legacy.package.accepts_batches,
+    )
+    router.attach(engine)
+    try:
+        await engine.run()
+    finally:
+        router.close()
+
+
+async def serve_stdio(
+    handlers: object, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **options: Any
+) -> None:
+    """Serve over this process's stdin/stdout until stdin ends."""
+    transport = await server_transport(max_message_bytes)
+    await serve(handlers, transport, **options)
+
+
+def run_stdio(handlers: object, **options: Any) -> None:
+    """Blocking entry point: ``run_stdio(Weather())`` in a server script."""
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(serve_stdio(handlers, **options))
+
+
+def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp:
+    """An ASGI app serving ``handlers`` over Streamable HTTP (one server session per client).
+
+    Server options (``server_info``, ``instructions``, ``list_changed``, ``packages``) go to
+    each session; HTTP options are those of :class:`HttpApp`. ``legacy_sse=True`` also
+    serves 2024-11-05 clients over the deprecated HTTP+SSE transport (GET ``/sse``, POST
+    ``/messages/``; pass :class:`~typedmcp.transports.http_sse_server.SsePaths` for other paths).
+
+    Several workers share their state in Redis when ``MCP_REDIS_URL`` is set (or
+    ``redis_url=...``, or ``state=RedisState(...)``; ``redis_prefix`` namespaces the keys):
+    changes, tasks, resumable streams, single-use states, the key ring of ``requestState``,
+    and handshake-era sessions, which any worker then serves (``session_affinity=True``
+    keeps each session in the worker that created it: faster, but the load balancer must
+    route by ``Mcp-Session-Id``). See ``typedmcp.state``.
+    """
+    from .stateless.router import MODERN_OPTIONS, Eras
+    from .transports.http_server import HttpApp
+    from .transports.http_stateless import ModernEndpoint
+
+    state = sessions = None
+    if SHARED_OPTIONS & options.keys() or os.environ.get(REDIS_URL_ENV):
+        from .state import shared_options
+
+        options, state, sessions = shared_options(options)
+
+    server_keys = {
+        "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
+        "changes", *MODERN_OPTIONS,
+    }
+    eras = Eras.of(handlers, **{k: v for k, v in options.items() if k in server_keys})
+    app_options = {k: v for k, v in options.items() if k not in server_keys}
+    modern = eras.stateless_server(handlers)
+
+    def make_session() -> ServerSession:
+        session = eras.handshake_session(handlers)
+        assert session is not None
+        return session
+
+    endpoint = ModernEndpoint(modern) if modern is not None else None
+    if endpoint is not None and state is not None:
+        from .state import share_cancels
+
+        share_cancels(state, endpoint)
+    return HttpApp(
+        make_session if eras.handshake else None,
+        path=path,
+        modern=endpoint,
+        legacy_versions=[p.version for p in eras.handshake],
+        shared=sessions,
+        state=state,
+        **app_options,
+    )
