@@ -92,6 +92,7 @@ async def test_restart_back_off_is_bounded_and_restart_false_stays_failed(reaper
     async with Host(config, initial_backoff=0.1) as host:
         stream = host.changes()
         assert host.status()["once"]["state"] == "failed"
+        assert host.server("missing").max_backoff == 0.3  # the waits: test_host_backoff.py
         # 0.1, 0.2, 0.3, 0.3, ...: five restarts well within the limit, never longer waits
         await wait_for_change(stream, lambda c: host.status()["missing"]["restarts"] >= 5)
         assert host.status()["once"]["restarts"] == 0

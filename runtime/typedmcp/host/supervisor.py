@@ -5,9 +5,12 @@ managers are entered and left in it): connect within ``startupTimeout``, list ev
 server offers, then wait until the connection goes down. A stdio server is watched through
 its process, so its exit is noticed when it happens; any server whose connection a call
 finds broken (an HTTP server that went away) is torn down the same way. Then the runtime
-waits a bounded exponential back-off and connects again. In-flight calls of a connection
-that goes down fail at once (the engine fails every pending request when its reader
-stops), and the host turns that into :class:`~.errors.ServerUnavailable` naming the server.
+waits a bounded exponential back-off and connects again: ``initial_backoff`` doubled after
+each failure up to ``max_backoff``, from ``initial_backoff`` again once a connection stayed
+up ``HEALTHY_AFTER`` seconds (both measured on the runtime's :class:`SupervisorClock`, which
+tests replace). In-flight calls of a connection that goes down fail at once (the engine
+fails every pending request when its reader stops), and the host turns that into
+:class:`~.errors.ServerUnavailable` naming the server.
 """
 
 from __future__ import annotations
@@ -51,6 +54,32 @@ LISTS = {
 }
 
 
+class SupervisorClock(Protocol):
+    """The time a supervisor goes by: how long a connection stayed up, and the back-off
+    wait before a restart. :class:`LoopClock` is the real one; tests pass their own."""
+
+    def now(self) -> float:
+        """Seconds on a monotonic clock."""
+        ...
+
+    async def wait(self, delay: float, stop: asyncio.Event) -> None:
+        """Return after ``delay`` seconds, or as soon as ``stop`` is set."""
+        ...
+
+
+class LoopClock:
+    """The event loop's clock, and a back-off wait that ``stop()`` ends early."""
+
+    def now(self) -> float:
+        """The running loop's time."""
+        return asyncio.get_running_loop().time()
+
+    async def wait(self, delay: float, stop: asyncio.Event) -> None:
+        """Wait ``delay`` seconds, or until ``stop`` is set."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+
+
 class RuntimeOwner(Protocol):
     """What a runtime tells its host."""
 
@@ -82,6 +111,7 @@ class ServerRuntime:
         max_backoff: float = 30.0,
         log_level: str | None = None,
         refresh_delay: float = 0.02,
+        clock: SupervisorClock | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -92,6 +122,8 @@ class ServerRuntime:
         self.max_backoff = max_backoff
         self.log_level = log_level
         self.refresh_delay = refresh_delay
+        #: uptime and back-off waits are measured on it (:class:`LoopClock` unless given)
+        self.clock: SupervisorClock = clock or LoopClock()
         self.state = STOPPED
         self.client: Any = None
         self.session: Any = None
@@ -168,10 +200,10 @@ class ServerRuntime:
             self._mark_down()
 
     async def _supervise(self) -> None:
-        loop = asyncio.get_running_loop()
+        clock = self.clock
         failures = 0
         while not self._stopping:
-            began = loop.time()
+            began = clock.now()
             self._down.clear()
             self._down_reason = None
             was_up = False
@@ -193,13 +225,12 @@ class ServerRuntime:
                 self.state = FAILED
                 self.owner.state_changed(self)
                 return
-            failures = 1 if was_up and loop.time() - began >= HEALTHY_AFTER else failures + 1
+            failures = 1 if was_up and clock.now() - began >= HEALTHY_AFTER else failures + 1
             delay = min(self.max_backoff, self.initial_backoff * 2 ** (failures - 1))
             self.state = RESTARTING
             self.owner.state_changed(self)
             logger.warning("server %r is down (%s); restarting in %.2f s", self.name, error, delay)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._down.wait(), delay)  # stop() ends the wait
+            await clock.wait(delay, self._down)  # stop() ends the wait
             if self._stopping:
                 return
             self.restarts += 1
@@ -419,4 +450,7 @@ class ServerRuntime:
             self.owner.lists_changed(self)
 
 
-__all__ = ["FAILED", "READY", "RESTARTING", "STARTING", "STOPPED", "RuntimeOwner", "ServerRuntime"]
+__all__ = [
+    "FAILED", "READY", "RESTARTING", "STARTING", "STOPPED",
+    "LoopClock", "RuntimeOwner", "ServerRuntime", "SupervisorClock",
+]
