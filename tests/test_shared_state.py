@@ -712,3 +712,72 @@ async def test_the_conformance_server_honours_mcp_redis_url(tmp_path: Path) -> N
         for process in processes:
             stop(process)
         redis.stop()
+
+
+# -- a handshake session belongs to the principal that opened it, on every worker ----------------
+
+
+async def test_a_session_id_is_refused_to_another_principal_on_every_worker(tmp_path: Path) -> None:
+    """No affinity, bearer auth: alice's session id in bob's requests is unknown (404) on
+    the worker that created it (its own copy), on a worker that has no copy yet (it reads
+    the record in Redis), on a worker holding a copy alice used there, and on both again
+    once their copies are no longer trusted (Redis restarted, so they ask it whether
+    the record changed); alice's own requests go through everywhere."""
+    from typedmcp.auth.bearer import BearerAuth
+    from typedmcp.serving import http_app
+    from typedmcp.state import RedisState
+
+    redis = Redis(tmp_path)
+    redis.start()
+    states = [RedisState(redis.url, prefix="owner:") for _ in range(2)]
+    auth = BearerAuth(lambda token: {"alice": "alice", "bob": "bob"}.get(token), {"resource": "http://127.0.0.1/mcp"})
+    Worker = load_worker_class()
+    apps = [http_app(Worker(), state=state, auth=auth) for state in states]
+    creator, other = apps
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+
+    async def ping(app: Any, who: str, session: str) -> int:
+        reply = await send(app, body={"jsonrpc": "2.0", "id": 1, "method": "ping"}, session=session,
+                           version="2025-11-25", headers={"authorization": f"Bearer {who}"})
+        if reply.status == 404:
+            assert "unknown or expired session" in reply.json()["error"]["message"]
+        return reply.status
+
+    try:
+        for state in states:
+            await state.start()
+        await eventually(lambda: all(state.up for state in states))
+        opened = await send(creator, body=initialize, headers={"authorization": "Bearer alice"})
+        assert opened.status == 200
+        session = opened.header("mcp-session-id")
+        assert session is not None
+        assert await ping(creator, "bob", session) == 404  # the creator's copy
+        assert await ping(other, "bob", session) == 404  # no copy there: the record in Redis
+        assert session not in other.sessions
+        assert await ping(other, "alice", session) == 200
+        assert session in other.sessions
+        assert await ping(other, "bob", session) == 404  # the copy alice's request made there
+        assert await ping(creator, "alice", session) == 200
+        # Redis restarts (empty): no copy is trusted until its worker asks Redis again, and
+        # finds the record (written again by the home worker) at the version it copied
+        epochs = [state.epoch for state in states]
+        redis.stop()
+        await eventually(lambda: not any(state.up for state in states))
+        redis.start()
+        await eventually(lambda: all(s.up and s.epoch > e for s, e in zip(states, epochs, strict=True)))
+        record = f"owner:s:{session}"
+        for _ in range(500):
+            if await states[1].client.exists(record):
+                break
+            await asyncio.sleep(0.02)
+        assert await states[1].client.hget(record, "ver") == b"1"
+        for app in apps:
+            assert await ping(app, "bob", session) == 404
+        for app in apps:
+            assert await ping(app, "alice", session) == 200
+    finally:
+        await settle_exchanges()
+        for state in states:
+            await state.close()
+        redis.stop()
