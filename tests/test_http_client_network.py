@@ -557,6 +557,11 @@ async def test_a_session_of_your_own_is_used_and_left_open(package: Any, pki: Pk
         await one_call(server.url, http_session=own, verify=pki.ca_pem)
 
 
+def marked(params: Any) -> bool:
+    """Whether a notification's params carry the test's ``_meta`` marker."""
+    return bool(params is not None and (params.meta or {}).get("marker") == "last")
+
+
 async def test_a_quiet_get_stream_is_opened_again_after_the_idle_limit() -> None:
     """The handshake era's GET stream carries nothing for a while: past the idle limit it
     is opened again (not ended, not an error), from its last event id, so server messages
@@ -581,11 +586,15 @@ async def test_a_quiet_get_stream_is_opened_again_after_the_idle_limit() -> None
             for _ in range(5):  # some of them while the stream is being opened again
                 await server.call(session.server.peer.send_tool_list_changed())
                 await asyncio.sleep(0.1)
-            while len(seen) < 5:
-                assert time.monotonic() < deadline, f"{len(seen)} of 5 notifications came"
+            while not any("last-event-id" in e["headers"] for e in server.requests("GET")):
+                assert time.monotonic() < deadline, "the GET stream was not opened again from an event id"
                 await asyncio.sleep(0.02)
-            await asyncio.sleep(0.5)
-            assert len(seen) == 5  # none twice either
+            # a later one, marked: once it came, a second copy of any before it would have
+            await server.call(session.server.peer.send_tool_list_changed(meta={"marker": "last"}))
+            while not any(marked(params) for params in seen):
+                assert time.monotonic() < deadline, f"{len(seen)} of 6 notifications came"
+                await asyncio.sleep(0.02)
+            assert [marked(params) for params in seen] == [False] * 5 + [True]  # none twice either
         resumed = [e for e in server.requests("GET") if "last-event-id" in e["headers"]]
         assert resumed
 
