@@ -5,7 +5,8 @@
   client cancels by closing its response stream); a cancelled request never becomes an HTTP
   500.
 * ``requestState`` is bound to the request that got it (method, name, a digest of the
-  arguments, the principal) and, when the server asks for it, is single-use.
+  arguments, the principal), expires ``state_ttl`` seconds after it was sealed, opens under
+  every key of the ring (rotation) and, when the server asks for it, is single-use.
 * A ``subscriptions/listen`` stream ends at once at the end of input (stdio), and a client
   that leaves mid-listen leaves no task behind.
 * A client that stops reading cannot make the server buffer without bound (a listen
@@ -75,9 +76,10 @@ CONFIRM_FORM = models.ElicitRequestFormParamsRequestedSchema.model_validate(
 
 
 class Bank(ServerHandlers):
-    """``hold`` waits until released (records who was cancelled); ``transfer`` asks for a
-    confirmation, then moves ``amount`` (records every transfer); ``self_cancel`` raises
-    CancelledError without anyone cancelling it; the ``transfer`` prompt asks too.
+    """``hold`` waits until released (records who was cancelled); ``transfer`` (and
+    ``pay``, the same under another name) asks for a confirmation, then moves ``amount``
+    (records every transfer); ``self_cancel`` raises CancelledError without anyone
+    cancelling it; the ``transfer`` and ``pay`` prompts ask too.
 
     The server runs in uvicorn's thread: the records are plain lists and thread-safe events.
     """
@@ -92,7 +94,8 @@ class Bank(ServerHandlers):
 
     async def list_tools(self, params: Any, ctx: Ctx) -> models.ListToolsResult:
         return models.ListToolsResult(
-            tools=[tool("hold", who="string"), tool("transfer", amount="number"), tool("self_cancel"),
+            tools=[tool("hold", who="string"), tool("transfer", amount="number"), tool("pay", amount="number"),
+                   tool("self_cancel"),
                    tool("chatty", count="integer")]
         )
 
@@ -109,7 +112,7 @@ class Bank(ServerHandlers):
                 self.cancelled.append((who, ctx.request_id))
                 raise
             return models.CallToolResult(content=[models.TextContent(type="text", text=f"held {who}")])
-        if params.name == "transfer":
+        if params.name in ("transfer", "pay"):
             if self.single_use:
                 single_use_state()
             await input_key("confirm", ctx.peer.elicit(
@@ -129,7 +132,7 @@ class Bank(ServerHandlers):
         raise ValueError(params.name)
 
     async def list_prompts(self, params: Any, ctx: Ctx) -> models.ListPromptsResult:
-        return models.ListPromptsResult(prompts=[models.Prompt(name="transfer")])
+        return models.ListPromptsResult(prompts=[models.Prompt(name="transfer"), models.Prompt(name="pay")])
 
     async def get_prompt(self, params: models.GetPromptRequestParams, ctx: Ctx) -> models.GetPromptResult:
         await input_key("confirm", ctx.peer.elicit(
@@ -473,6 +476,96 @@ async def test_a_prompt_state_is_bound_to_the_prompt_arguments() -> None:
         assert response["error"] == ANOTHER_REQUEST
         _, response = await answer(server.port, get(3, "1", requestState=state, inputResponses=CONFIRMED))
         assert text_of(response) == "move 1"
+
+
+async def test_a_request_state_replayed_to_another_tool_or_prompt_is_rejected() -> None:
+    """A state is bound to the tool's (or prompt's) name: the same arguments sent to
+    ``pay`` with the state ``transfer`` got are refused, and nothing moves; the state
+    still completes the request it belongs to."""
+    bank = Bank()
+    with ServerThread(bank_app(bank)) as server:
+        state = await first_round(server.port, transfer(1, 1))
+        replayed = call(2, "pay", {"amount": 1}, capabilities=ELICIT, requestState=state,
+                        inputResponses=CONFIRMED)
+        status, response = await answer(server.port, replayed)
+        assert (status, response.get("error")) == (200, ANOTHER_REQUEST), response
+        assert bank.transfers == []
+        assert text_of((await answer(server.port, transfer(3, 1, state)))[1]) == "moved 1"
+
+        def get(request_id: int, name: str, **extra: Any) -> dict[str, Any]:
+            params = {"name": name, "arguments": {"amount": "1"}, **extra}
+            return request(request_id, "prompts/get", params, capabilities=ELICIT)
+
+        state = await first_round(server.port, get(4, "transfer"))
+        _, response = await answer(server.port, get(5, "pay", requestState=state, inputResponses=CONFIRMED))
+        assert response.get("error") == ANOTHER_REQUEST, response
+        _, response = await answer(server.port, get(6, "transfer", requestState=state, inputResponses=CONFIRMED))
+        assert text_of(response) == "move 1"
+    assert bank.transfers == [1]
+
+
+EXPIRED = {
+    "code": -32602,
+    "message": "Invalid params: requestState has expired; "
+    "retry the request without requestState and inputResponses",
+}
+INTEGRITY = {
+    "code": -32602,
+    "message": "Invalid params: requestState failed its integrity check; "
+    "retry the request without requestState and inputResponses",
+}
+
+
+class Clock:
+    """Stands for the ``time`` module in ``sealing``: its ``time()`` is what the test says."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+
+async def test_a_request_state_expires_after_state_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``state_ttl=60``: a retry 59 s after the first round (by the sealer's clock) goes
+    through; one 61 s after is refused as expired, and nothing moves."""
+    from typedmcp.stateless import sealing
+
+    clock = Clock()
+    monkeypatch.setattr(sealing, "time", clock)
+    bank = Bank()
+    with ServerThread(bank_app(bank, state_ttl=60)) as server:
+        state = await first_round(server.port, transfer(1, 1))
+        clock.now += 59
+        assert text_of((await answer(server.port, transfer(2, 1, state)))[1]) == "moved 1"
+        clock.now += 2
+        status, response = await answer(server.port, transfer(3, 1, state))
+        assert (status, response.get("error")) == (200, EXPIRED), response
+        fresh = await first_round(server.port, transfer(4, 2))  # a new first round: a new lifetime
+        assert text_of((await answer(server.port, transfer(5, 2, fresh)))[1]) == "moved 2"
+    assert bank.transfers == [1, 2]
+
+
+async def test_a_state_sealed_before_a_key_rotation_opens_on_one_worker() -> None:
+    """One worker, its key ring in memory (``state_keys``, changed in place as a rotation
+    does): a state sealed with the old key still completes its request after a new key is
+    put in front, states are sealed with the new key from then on, and once the old key is
+    retired its states fail the integrity check while the new ones still open."""
+    from typedmcp.stateless.sealing import StateSealer
+
+    ring = [b"old-key"]
+    bank = Bank()
+    with ServerThread(bank_app(bank, state_keys=ring)) as server:
+        old_state = await first_round(server.port, transfer(1, 1))
+        ring.insert(0, b"new-key")
+        new_state = await first_round(server.port, transfer(2, 2))
+        assert StateSealer(keys=[b"new-key"]).open(new_state)["m"] == "tools/call"
+        assert text_of((await answer(server.port, transfer(3, 1, old_state)))[1]) == "moved 1"
+        ring.pop()  # the old key retires
+        status, response = await answer(server.port, transfer(4, 1, old_state))
+        assert (status, response.get("error")) == (200, INTEGRITY), response
+        assert text_of((await answer(server.port, transfer(5, 2, new_state)))[1]) == "moved 2"
+    assert bank.transfers == [1, 2]
 
 
 async def test_argument_order_and_spacing_do_not_matter_to_the_binding() -> None:

@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import textwrap
@@ -332,9 +333,14 @@ async def test_the_proxy_environment_is_honoured(
         assert await one_call(plain.url, protocol=STATELESS, trust_env=False) == ['{"n": 1}']
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         assert await one_call(plain.url, protocol=STATELESS) == ['{"n": 1}']
-        await asyncio.sleep(0.5)
-        assert len(forward_proxy.lines()) == seen
-        assert len(plain.posted("tools/call")) == 3
+        # a later call that does go through the proxy (NO_PROXY does not name localhost):
+        # once the proxy has logged it, it would have logged the two before it
+        marker = plain.url.replace("127.0.0.1", "localhost")
+        assert await one_call(marker, protocol=STATELESS) == ['{"n": 1}']
+        assert await forward_proxy.saw(f"localhost:{plain.port}")
+        later = forward_proxy.lines()[seen:]
+        assert later and all(f"localhost:{plain.port}" in line for line in later), later
+        assert len(plain.posted("tools/call")) == 4
 
 
 async def test_an_unreachable_proxy_is_named(pki: Pki) -> None:
@@ -551,6 +557,11 @@ async def test_a_session_of_your_own_is_used_and_left_open(package: Any, pki: Pk
         await one_call(server.url, http_session=own, verify=pki.ca_pem)
 
 
+def marked(params: Any) -> bool:
+    """Whether a notification's params carry the test's ``_meta`` marker."""
+    return bool(params is not None and (params.meta or {}).get("marker") == "last")
+
+
 async def test_a_quiet_get_stream_is_opened_again_after_the_idle_limit() -> None:
     """The handshake era's GET stream carries nothing for a while: past the idle limit it
     is opened again (not ended, not an error), from its last event id, so server messages
@@ -575,11 +586,15 @@ async def test_a_quiet_get_stream_is_opened_again_after_the_idle_limit() -> None
             for _ in range(5):  # some of them while the stream is being opened again
                 await server.call(session.server.peer.send_tool_list_changed())
                 await asyncio.sleep(0.1)
-            while len(seen) < 5:
-                assert time.monotonic() < deadline, f"{len(seen)} of 5 notifications came"
+            while not any("last-event-id" in e["headers"] for e in server.requests("GET")):
+                assert time.monotonic() < deadline, "the GET stream was not opened again from an event id"
                 await asyncio.sleep(0.02)
-            await asyncio.sleep(0.5)
-            assert len(seen) == 5  # none twice either
+            # a later one, marked: once it came, a second copy of any before it would have
+            await server.call(session.server.peer.send_tool_list_changed(meta={"marker": "last"}))
+            while not any(marked(params) for params in seen):
+                assert time.monotonic() < deadline, f"{len(seen)} of 6 notifications came"
+                await asyncio.sleep(0.02)
+            assert [marked(params) for params in seen] == [False] * 5 + [True]  # none twice either
         resumed = [e for e in server.requests("GET") if "last-event-id" in e["headers"]]
         assert resumed
 
@@ -619,3 +634,80 @@ def test_a_first_https_request_cut_without_a_client_certificate_names_cert(error
     failure = client._failure(error, URL(client.url))
     assert isinstance(failure, TlsError), failure
     assert "127.0.0.1:8443" in str(failure) and "cert=" in str(failure)
+
+
+class ResettingProxy:
+    """A TCP proxy on 127.0.0.1 in front of ``upstream`` (TLS passes through untouched):
+    once :attr:`armed`, the next bytes a client sends on any connection get that
+    connection reset (a TCP RST to the client) instead of forwarded."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.armed = False
+        self.connections = 0
+        self.resets = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> ResettingProxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"https://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/mcp"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections += 1
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+
+        async def upload() -> None:
+            while chunk := await reader.read(65536):
+                if self.armed:
+                    self.resets += 1
+                    writer.get_extra_info("socket").setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                    writer.transport.abort()  # (linger 0: an RST, not a FIN)
+                    return
+                up_writer.write(chunk)
+                await up_writer.drain()
+
+        async def download() -> None:
+            while chunk := await up_reader.read(65536):
+                writer.write(chunk)
+                await writer.drain()
+
+        pumps = [asyncio.ensure_future(upload()), asyncio.ensure_future(download())]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for side in (writer, up_writer):
+                side.close()
+            self._tasks.discard(task)
+
+
+async def test_a_later_https_request_reset_without_a_client_certificate_does_not_name_cert(pki: Pki) -> None:
+    """The mutual-TLS hint is for the first request only (a server refusing a missing
+    client certificate cuts that one): once the server has answered, a reset is a lost
+    response, never a TlsError naming ``cert=``."""
+    with https_server(pki) as server:
+        async with ResettingProxy(server.port) as proxy, connect_http(
+            proxy.url, protocol=STATELESS, verify=pki.ca_pem, request_timeout=LIMIT
+        ) as client:
+            first = await asyncio.wait_for(client.call_tool(name="echo", arguments={"n": 1}), LIMIT)
+            assert texts(first) == ['{"n": 1}']
+            proxy.armed = True
+            with pytest.raises(ResponseLost) as raised:
+                await asyncio.wait_for(client.call_tool(name="echo", arguments={"n": 2}), LIMIT)
+            assert proxy.resets == 1 and proxy.connections == 1  # the answered connection
+    assert not isinstance(raised.value, TlsError)
+    assert "reset" in str(raised.value) and "cert=" not in str(raised.value)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientRequestContext, ClientSession
@@ -60,6 +61,9 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
 LIST_CHANGED = "notifications/tools/list_changed"
+#: What ``change`` with ``what: prompts`` publishes: a later change, through the same path,
+#: that a test waits for before it checks that an earlier one came only once.
+PROMPTS_CHANGED = "notifications/prompts/list_changed"
 
 
 @pytest.fixture(scope="module")
@@ -194,6 +198,37 @@ async def eventually(condition: Any, timeout: float = 10.0) -> None:
             await anyio.sleep(0.02)
 
 
+async def redis_eventually(redis: Redis, condition: Any, timeout: float = 10.0) -> None:
+    """Wait until ``await condition(client)`` holds, ``client`` a link to the workers'
+    Redis: what they recorded there."""
+    from redis.asyncio import Redis as RedisClient
+
+    client = RedisClient.from_url(redis.url)
+    try:
+        with anyio.fail_after(timeout):
+            while not await condition(client):
+                await anyio.sleep(0.02)
+    finally:
+        await client.aclose()
+
+
+async def redis_read(redis: Redis, read: Any) -> Any:
+    """``await read(client)``, ``client`` a link to the workers' Redis."""
+    from redis.asyncio import Redis as RedisClient
+
+    client = RedisClient.from_url(redis.url)
+    try:
+        return await read(client)
+    finally:
+        await client.aclose()
+
+
+async def events_written(client: Any, session_id: str) -> int:
+    """How many events the workers have written to the streams of a session (in Redis)."""
+    meta = await client.hgetall(f"test:ev:{{{session_id}}}:meta")
+    return sum(int(value) for field, value in meta.items() if field.startswith(b"next:"))
+
+
 # -- the balancer spreads requests; a session's requests go anywhere -----------------------------
 
 
@@ -277,7 +312,8 @@ async def test_a_change_published_on_one_worker_reaches_clients_of_every_worker(
     streams = [SseReader(second, "GET", sessions[0]).start(), SseReader(first, "GET", sessions[1]).start()]
     # 2026-07-28 listen streams, one on each worker
     listen = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
-              "params": {"notifications": {"toolsListChanged": True}, "_meta": META}}
+              "params": {"notifications": {"toolsListChanged": True, "promptsListChanged": True},
+                         "_meta": META}}
     listen_headers = {"mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen"}
     streams += [SseReader(url, "POST", listen_headers, listen).start() for url in (first, second)]
     try:
@@ -285,12 +321,17 @@ async def test_a_change_published_on_one_worker_reaches_clients_of_every_worker(
             await asyncio.wait_for(stream.opened.wait(), 10)
             assert stream.status == 200
         await eventually(lambda: all("notifications/subscriptions/acknowledged" in s.methods() for s in streams[2:]))
-        await asyncio.sleep(0.3)  # the GET streams follow the store from now on
+        # (an open GET stream follows the store from the position it had when its head was sent)
         changed = await stateless_call(first, "change")  # published on the first worker
         assert changed.status_code == 200
         await eventually(lambda: all(LIST_CHANGED in stream.methods() for stream in streams))
-        await asyncio.sleep(0.5)
+        # a later change, published the same way: once every stream has it, a second copy of
+        # the first would have come before it
+        later = await stateless_call(first, "change", arguments={"what": "prompts"})
+        assert later.status_code == 200
+        await eventually(lambda: all(PROMPTS_CHANGED in stream.methods() for stream in streams))
         assert [stream.methods().count(LIST_CHANGED) for stream in streams] == [1, 1, 1, 1]
+        assert [stream.methods().count(PROMPTS_CHANGED) for stream in streams] == [1, 1, 1, 1]
     finally:
         for stream in streams:
             await stream.close()
@@ -307,19 +348,43 @@ async def test_sdk_clients_on_the_balancer_hear_a_change_once(cluster: Cluster) 
 
         return message
 
+    clients = [streams_opened_client(), streams_opened_client()]
     async with (
-        streamable_http_client(cluster.url) as (read, write),
+        clients[0] as http_one,
+        clients[1] as http_two,
+        streamable_http_client(cluster.url, http_client=http_one) as (read, write),
         ClientSession(read, write, message_handler=recorder(heard[0])) as listener,
-        streamable_http_client(cluster.url) as (read2, write2),
+        streamable_http_client(cluster.url, http_client=http_two) as (read2, write2),
         ClientSession(read2, write2, message_handler=recorder(heard[1])) as caller,
     ):
         await listener.initialize()
         await caller.initialize()
-        await anyio.sleep(0.5)  # both GET streams are open
+        await eventually(lambda: all(client.get_opened for client in clients))  # both GET streams
         await caller.call_tool("change", {})
         await eventually(lambda: LIST_CHANGED in heard[0] and LIST_CHANGED in heard[1])
-        await anyio.sleep(0.5)
+        await caller.call_tool("change", {"what": "prompts"})  # later: a second copy of the first comes before it
+        await eventually(lambda: PROMPTS_CHANGED in heard[0] and PROMPTS_CHANGED in heard[1])
         assert heard[0].count(LIST_CHANGED) == 1 and heard[1].count(LIST_CHANGED) == 1
+
+
+class StreamsOpenedClient(httpx2.AsyncClient):
+    """The SDK's HTTP client, noting its session id and when the server answered its GET
+    stream with 200 (the stream follows the session's events from then on)."""
+
+    get_opened = False
+    session_id: str | None = None
+
+
+def streams_opened_client() -> StreamsOpenedClient:
+    client = StreamsOpenedClient(timeout=httpx2.Timeout(30, read=300))
+
+    async def noted(response: httpx2.Response) -> None:
+        client.session_id = response.headers.get("mcp-session-id") or client.session_id
+        if response.request.method == "GET" and response.status_code == 200:
+            client.get_opened = True
+
+    client.event_hooks["response"].append(noted)
+    return client
 
 
 # -- tasks --------------------------------------------------------------------------------------
@@ -382,22 +447,28 @@ async def test_a_get_stream_resumes_on_the_other_worker(cluster: Cluster) -> Non
     listener = await initialize(second)
     stream = SseReader(first, "GET", listener).start()
     try:
-        await asyncio.wait_for(stream.opened.wait(), 10)
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(stream.opened.wait(), 10)  # (it follows from its position then)
         await stateless_call(second, "change")
         await eventually(lambda: LIST_CHANGED in stream.methods())
     finally:
         await stream.close()
     last_event_id = stream.events[-1][0]
+    session_id = listener["mcp-session-id"]
+    written = await redis_read(cluster.redis, lambda client: events_written(client, session_id))
     await stateless_call(first, "change")  # while no GET stream is open
-    await asyncio.sleep(0.3)
+    await redis_eventually(cluster.redis, lambda client: _more_events(client, session_id, written))  # stored
     again = SseReader(second, "GET", {**listener, "last-event-id": last_event_id}).start()
     try:
         await eventually(lambda: LIST_CHANGED in again.methods())
-        await asyncio.sleep(0.3)
-        assert again.methods() == [LIST_CHANGED] and again.events[0][0] != last_event_id
+        await stateless_call(first, "change", arguments={"what": "prompts"})  # a later one
+        await eventually(lambda: PROMPTS_CHANGED in again.methods())
+        assert again.methods() == [LIST_CHANGED, PROMPTS_CHANGED] and again.events[0][0] != last_event_id
     finally:
         await again.close()
+
+
+async def _more_events(client: Any, session_id: str, than: int) -> bool:
+    return await events_written(client, session_id) > than
 
 
 async def test_a_session_has_one_get_stream_whichever_worker_holds_it(cluster: Cluster) -> None:
@@ -411,7 +482,8 @@ async def test_a_session_has_one_get_stream_whichever_worker_holds_it(cluster: C
         assert refused.status_code == 409
     finally:
         await held.close()
-    await asyncio.sleep(0.3)  # the first worker has let go of it
+    claim = f"test:s:{headers['mcp-session-id']}:get"  # the first worker lets go of it
+    await redis_eventually(cluster.redis, lambda client: _gone(client, claim))
     again = SseReader(second, "GET", headers).start()
     try:
         await asyncio.wait_for(again.opened.wait(), 10)
@@ -420,18 +492,23 @@ async def test_a_session_has_one_get_stream_whichever_worker_holds_it(cluster: C
         await again.close()
 
 
+async def _gone(client: Any, key: str) -> bool:
+    return not await client.exists(key)
+
+
 async def test_a_cancel_posted_to_the_other_worker_cancels_the_request(cluster: Cluster) -> None:
     first, second = cluster.worker_urls
     headers = await initialize(first)
     reader = SseReader(first, "POST", headers, {"jsonrpc": "2.0", "id": 21, "method": "tools/call",
-                                                "params": {"name": "slow", "arguments": {"seconds": 30}}}).start()
+                                                "params": {"name": "slow", "arguments": {"seconds": 30},
+                                                           "_meta": {"progressToken": "p"}}}).start()
     try:
-        await asyncio.sleep(0.5)
+        await eventually(lambda: "notifications/progress" in reader.methods())  # it runs
         cancel = await post(second, {"jsonrpc": "2.0", "method": "notifications/cancelled",
                                      "params": {"requestId": 21, "reason": "changed my mind"}}, headers)
         assert cancel.status_code == 202
         await asyncio.wait_for(asyncio.shield(reader.task), 10)  # type: ignore[arg-type]
-        assert reader.events == []  # a cancelled request gets no response
+        assert reader.methods() == ["notifications/progress"]  # a cancelled request gets no response
     finally:
         await reader.close()
 
@@ -477,6 +554,10 @@ async def test_our_stateless_client_on_the_balancer(cluster: Cluster) -> None:
     assert len(served) == 2
 
 
+async def _all_exist(client: Any, keys: list[str]) -> bool:
+    return bool(await client.exists(*keys) == len(keys))
+
+
 # -- Redis restarted mid-test -------------------------------------------------------------------
 
 
@@ -492,10 +573,13 @@ async def test_redis_restarted_mid_test(tmp_path: Path) -> None:
         listener = await initialize(second)
         round_one = (await stateless_call(first, "confirm")).json()["result"]
         async with (
-            streamable_http_client(running.url) as (read, write),
+            streams_opened_client() as sdk_http,
+            streamable_http_client(running.url, http_client=sdk_http) as (read, write),
             ClientSession(read, write) as sdk_session,
         ):
             await sdk_session.initialize()
+            assert sdk_http.session_id is not None
+            sessions = [headers["mcp-session-id"], listener["mcp-session-id"], sdk_http.session_id]
             running.redis.stop()
             for url in (first, second):
                 started = asyncio.get_running_loop().time()
@@ -505,7 +589,9 @@ async def test_redis_restarted_mid_test(tmp_path: Path) -> None:
                 assert asyncio.get_running_loop().time() - started < 3
                 assert text_of((await stateless_call(url, "whoami")).json()).isdigit()
             running.redis.start()
-            await asyncio.sleep(1.0)  # the workers' buses reconnect
+            # both workers' buses reconnect, and each records again the sessions at home there
+            # (the first worker's, the second's, the SDK's on either)
+            await redis_eventually(running.redis, lambda client: _all_exist(client, [f"test:s:{s}" for s in sessions]))
             for url in (first, second, first):
                 assert text_of(await call(url, headers, "whoami")).isdigit()
             for _ in range(3):  # the SDK's session too, wherever the balancer sends it
@@ -516,8 +602,7 @@ async def test_redis_restarted_mid_test(tmp_path: Path) -> None:
         assert text_of(retried).startswith("accept ")
         stream = SseReader(first, "GET", listener).start()
         try:
-            await asyncio.wait_for(stream.opened.wait(), 10)
-            await asyncio.sleep(0.3)
+            await asyncio.wait_for(stream.opened.wait(), 10)  # (it follows from its position then)
             await stateless_call(second, "change")
             await eventually(lambda: LIST_CHANGED in stream.methods())
         finally:
@@ -591,7 +676,8 @@ def load_worker_class() -> Any:
 async def test_a_stateless_cancel_posted_to_the_other_worker_cancels_the_request(tmp_path: Path) -> None:
     """2026-07-28 with authentication: a notifications/cancelled POSTed to the worker that
     does not run the request reaches the one that does (same principal, same id); another
-    principal's cancel reaches nothing."""
+    principal's cancel reaches nothing, not even a request of the same id (alice's and bob's
+    ``long-1`` both run: bob's cancel ends his own, and alice's runs on)."""
     from typedmcp.auth.bearer import BearerAuth
     from typedmcp.serving import http_app
     from typedmcp.state import RedisState
@@ -600,11 +686,25 @@ async def test_a_stateless_cancel_posted_to_the_other_worker_cancels_the_request
     redis.start()
     states = [RedisState(redis.url, prefix="cancel:") for _ in range(2)]
     auth = BearerAuth(lambda token: {"alice": "alice", "bob": "bob"}.get(token), {"resource": "http://127.0.0.1/mcp"})
-    Worker = load_worker_class()
-    apps = [http_app(Worker(), state=state, auth=auth) for state in states]
+    started: list[str] = []  # whose slow call runs, in the first worker
+    cancelled: list[str] = []
+
+    class Recording(load_worker_class()):  # type: ignore[misc]
+        async def call_tool(self, params: Any, ctx: Any) -> Any:
+            who = str((params.arguments or {}).get("who"))
+            started.append(who)
+            try:
+                return await super().call_tool(params, ctx)
+            except asyncio.CancelledError:
+                cancelled.append(who)
+                raise
+
+    apps = [http_app(Recording(), state=state, auth=auth) for state in states]
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "slow"}
-    slow = {"jsonrpc": "2.0", "id": "long-1", "method": "tools/call",
-            "params": {"name": "slow", "arguments": {"seconds": 30}, "_meta": META}}
+
+    def slow(who: str) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": "long-1", "method": "tools/call",
+                "params": {"name": "slow", "arguments": {"seconds": 30, "who": who}, "_meta": META}}
 
     def cancel(who: str) -> Any:
         return send(apps[1], body={"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -616,14 +716,17 @@ async def test_a_stateless_cancel_posted_to_the_other_worker_cancels_the_request
         for state in states:
             await state.start()
         await eventually(lambda: all(state.up for state in states))
-        running = exchange(apps[0], body=slow, headers={**headers, "authorization": "Bearer alice"})
-        await asyncio.sleep(0.3)
-        assert (await cancel("bob")).status == 202  # not bob's request
-        await asyncio.sleep(0.5)
+        running = exchange(apps[0], body=slow("alice"), headers={**headers, "authorization": "Bearer alice"})
+        bobs = exchange(apps[0], body=slow("bob"), headers={**headers, "authorization": "Bearer bob"})
+        await eventually(lambda: sorted(started) == ["alice", "bob"])  # both run
+        assert (await cancel("bob")).status == 202
+        assert (await bobs.finished(timeout=10)).status == 204  # the cancel got there...
+        assert cancelled == ["bob"]  # ...and reached bob's request only
         assert running.task is not None and not running.task.done()
         assert (await cancel("alice")).status == 202
         finished = await running.finished(timeout=10)
         assert finished.status == 204  # cancelled: no response
+        assert cancelled == ["bob", "alice"]
     finally:
         await settle_exchanges()
         for state in states:
@@ -649,16 +752,28 @@ async def test_the_home_copy_of_a_session_forwards_its_changes_while_unused_ther
     apps = [http_app(Worker(), state=state, list_changed=["tools"]) for state in states]
     initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+    home = apps[0].shared
+    assert isinstance(home, shared_sessions.RedisSessions)
+    sweep_once = home._sweep_once
+    sweeps = [0]  # the first worker's sweeps done
+
+    async def counted_sweep() -> None:
+        await sweep_once()
+        sweeps[0] += 1
+
+    home._sweep_once = counted_sweep  # type: ignore[method-assign]
     try:
         for state in states:
             await state.start()
         reply = await send(apps[0], body=initialize)
         session = reply.header("mcp-session-id")
         assert session is not None
-        await asyncio.sleep(0.5)  # several sweeps: the home copy is unused here
+        swept = sweeps[0]
+        await eventually(lambda: sweeps[0] >= swept + 3)  # several sweeps: the home copy is unused here
         assert session in apps[0].sessions
         stream = exchange(apps[1], "GET", session=session, version="2025-11-25")
-        await asyncio.sleep(0.3)
+        await stream.until(lambda e: e.status is not None)  # (it follows from its position then)
+        assert stream.status == 200
         assert apps[0].modern is not None
         apps[0].modern.server.changes.tools_changed()
         await stream.until(lambda e: any(m.get("method") == LIST_CHANGED for m in e.messages()), timeout=5)
@@ -711,4 +826,70 @@ async def test_the_conformance_server_honours_mcp_redis_url(tmp_path: Path) -> N
     finally:
         for process in processes:
             stop(process)
+        redis.stop()
+
+
+# -- a handshake session belongs to the principal that opened it, on every worker ----------------
+
+
+async def test_a_session_id_is_refused_to_another_principal_on_every_worker(tmp_path: Path) -> None:
+    """No affinity, bearer auth: alice's session id in bob's requests is unknown (404) on
+    the worker that created it (its own copy), on a worker that has no copy yet (it reads
+    the record in Redis), on a worker holding a copy alice used there, and on both again
+    once their copies are no longer trusted (Redis restarted, so they ask it whether
+    the record changed); alice's own requests go through everywhere."""
+    from typedmcp.auth.bearer import BearerAuth
+    from typedmcp.serving import http_app
+    from typedmcp.state import RedisState
+
+    redis = Redis(tmp_path)
+    redis.start()
+    states = [RedisState(redis.url, prefix="owner:") for _ in range(2)]
+    auth = BearerAuth(lambda token: {"alice": "alice", "bob": "bob"}.get(token), {"resource": "http://127.0.0.1/mcp"})
+    Worker = load_worker_class()
+    apps = [http_app(Worker(), state=state, auth=auth) for state in states]
+    creator, other = apps
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+
+    async def ping(app: Any, who: str, session: str) -> int:
+        reply = await send(app, body={"jsonrpc": "2.0", "id": 1, "method": "ping"}, session=session,
+                           version="2025-11-25", headers={"authorization": f"Bearer {who}"})
+        if reply.status == 404:
+            assert "unknown or expired session" in reply.json()["error"]["message"]
+        return reply.status
+
+    try:
+        for state in states:
+            await state.start()
+        await eventually(lambda: all(state.up for state in states))
+        opened = await send(creator, body=initialize, headers={"authorization": "Bearer alice"})
+        assert opened.status == 200
+        session = opened.header("mcp-session-id")
+        assert session is not None
+        assert await ping(creator, "bob", session) == 404  # the creator's copy
+        assert await ping(other, "bob", session) == 404  # no copy there: the record in Redis
+        assert session not in other.sessions
+        assert await ping(other, "alice", session) == 200
+        assert session in other.sessions
+        assert await ping(other, "bob", session) == 404  # the copy alice's request made there
+        assert await ping(creator, "alice", session) == 200
+        # Redis restarts (empty): no copy is trusted until its worker asks Redis again, and
+        # finds the record (written again by the home worker) at the version it copied
+        epochs = [state.epoch for state in states]
+        redis.stop()
+        await eventually(lambda: not any(state.up for state in states))
+        redis.start()
+        await eventually(lambda: all(s.up and s.epoch > e for s, e in zip(states, epochs, strict=True)))
+        record = f"owner:s:{session}"
+        await redis_eventually(redis, lambda client: _all_exist(client, [record]))
+        assert await states[1].client.hget(record, "ver") == b"1"
+        for app in apps:
+            assert await ping(app, "bob", session) == 404
+        for app in apps:
+            assert await ping(app, "alice", session) == 200
+    finally:
+        await settle_exchanges()
+        for state in states:
+            await state.close()
         redis.stop()

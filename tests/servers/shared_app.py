@@ -2,8 +2,10 @@
 
 Each worker reports its process id (``whoami``; ``serverInfo.version``). ``confirm`` asks the
 client for input (an elicitation request in a handshake session, an input-required result in
-2026-07-28); ``slow`` runs until cancelled or for ``seconds`` (a task with ``task``);
-``change`` publishes a tools list change; ``chatty`` sends ``count`` progress notifications,
+2026-07-28); ``slow`` runs until cancelled or for ``seconds`` (a task with ``task``), reporting progress 0
+first if asked to (a test waits for it to know it runs);
+``change`` publishes a tools list change (a prompts list change with ``what: prompts``: a
+later, distinct change a test waits for before it checks that the first came only once); ``chatty`` sends ``count`` progress notifications,
 dropping its SSE stream after the first (2025-11-25 polling), so the client resumes it;
 ``log`` logs at ``info`` (sent only if the session's log level lets it through).
 """
@@ -40,6 +42,11 @@ class Worker(ServerHandlers):
             for name in TOOLS
         ])
 
+    async def list_prompts(
+        self, params: models.PaginatedRequestParams | None, ctx: RequestContext[ClientPeer]
+    ) -> models.ListPromptsResult:
+        return models.ListPromptsResult(prompts=[])
+
     async def call_tool(
         self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
     ) -> models.CallToolResult:
@@ -51,10 +58,14 @@ class Worker(ServerHandlers):
             )
             return text(f"{answer.action} {pid}")
         if params.name == "slow":
+            await ctx.report_progress(0, 1)  # (sent only if asked for: it is running)
             await asyncio.sleep(float(arguments.get("seconds", 60)))
             return text(f"slept {pid}")
         if params.name == "change":
-            await ctx.peer.send_tool_list_changed()
+            if arguments.get("what") == "prompts":
+                await ctx.peer.send_prompt_list_changed()
+            else:
+                await ctx.peer.send_tool_list_changed()
             return text(f"changed {pid}")
         if params.name == "chatty":
             count = int(arguments.get("count", 3))
@@ -72,6 +83,6 @@ class Worker(ServerHandlers):
 app = http_app(
     Worker(),
     server_info={"name": "shared", "version": str(os.getpid())},
-    list_changed=["tools"],
+    list_changed=["tools", "prompts"],
     tasks=True,
 )
