@@ -28,6 +28,7 @@ import mcp_generated.v2025_11_25
 from typedmcp.connecting import connect_http
 from typedmcp.protocol.errors import AuthRequired
 from typedmcp.protocol.stubs import RequestContext
+from typedmcp.transports.http_client import SessionExpired, SessionLostInHandshake
 from typedmcp.transports.http_server import HttpApp
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
@@ -236,6 +237,84 @@ async def test_a_forgotten_session_is_initialized_again_transparently() -> None:
         assert statuses == [(first, 404), (second, 200)]
         await server.call(app.sessions[second].server.peer.send_tool_list_changed())
         await eventually(lambda: handlers.tools_changed == 1)
+
+
+class EvictBeforeInitialized:
+    """Ends a session the moment its ``notifications/initialized`` arrives, so the server
+    itself answers 404 (as after an idle eviction, a session limit or a restart between the
+    two POSTs of the handshake): the first ``count`` times, or every time (``None``)."""
+
+    def __init__(self, app: HttpApp, count: int | None) -> None:
+        self.app = app
+        self.count = count
+        self.evicted: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or self.count == 0:
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        session = self.app.sessions.get(headers.get("mcp-session-id", ""))
+        if session is not None and json.loads(body).get("method") == "notifications/initialized":
+            self.app._end(session)
+            self.evicted.append(session.id)
+            if self.count is not None:
+                self.count -= 1
+        await self.app(scope, replay, send)
+
+
+async def test_a_session_evicted_before_initialized_is_initialized_again_during_connect() -> None:
+    """The server forgets the session between ``initialize`` and ``notifications/initialized``:
+    ``connect_http`` runs the handshake again, and the client works on the new session.
+    Regression: connect failed with SessionExpired (HTTP 404)."""
+    handlers = Handlers()
+    app = make_app()
+    evicting = EvictBeforeInitialized(app, 1)
+    async with serving(evicting) as server, connect_http(server.url, protocol=LATEST, handlers=handlers) as client:
+        [first] = evicting.evicted
+        second = client.session.transport.session_id
+        assert second != first and list(app.sessions) == [second]
+        assert len(server.posted("initialize")) == 2
+        statuses = [(e["headers"]["mcp-session-id"], e["status"]) for e in server.posted("notifications/initialized")]
+        assert statuses == [(first, 404), (second, 202)]
+        assert "mcp-session-id" not in server.posted("initialize")[1]["headers"]  # a fresh initialize
+        assert texts(await client.call_tool(name="echo", arguments={"n": 1})) == ['{"n": 1}']
+        assert {e["headers"]["mcp-session-id"] for e in server.requests("GET")} == {second}
+        await server.call(app.sessions[second].server.peer.send_tool_list_changed())
+        await eventually(lambda: handlers.tools_changed == 1)  # the GET stream is the new session's
+
+
+async def test_a_server_that_evicts_every_session_before_initialized_fails_connect_clearly() -> None:
+    """Bounded: a server that forgets every session before ``notifications/initialized`` gets
+    two handshakes, then ``connect_http`` fails naming what happened (no loop, no fallback to
+    HTTP+SSE, no GET stream)."""
+    app = make_app()
+    evicting = EvictBeforeInitialized(app, None)
+    async with serving(evicting) as server:
+        with pytest.raises(SessionLostInHandshake) as raised:
+            async with connect_http(server.url, protocol=LATEST):
+                pass
+        assert len(server.posted("initialize")) == 2 and len(evicting.evicted) == 2
+        assert [e["status"] for e in server.posted("notifications/initialized")] == [404, 404]
+        assert server.requests("GET") == server.requests("DELETE") == [] and app.sessions == {}
+    assert isinstance(raised.value, SessionExpired) and raised.value.status == 404
+    message = str(raised.value)
+    assert server.url in message and "notifications/initialized" in message
+    assert "2 handshakes" in message and "session affinity" in message
 
 
 async def test_the_bearer_token_goes_on_every_request() -> None:

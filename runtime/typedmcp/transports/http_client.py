@@ -58,12 +58,30 @@ class ResponseLost(ConnectionClosed, ConnectionError):
 #: How many times a handshake-era reply stream is resumed (GET + Last-Event-ID) before
 #: the request is given up as lost.
 MAX_RESUMPTIONS = 10
+#: How many handshakes ``connect`` runs when the server forgets each new session before its
+#: ``notifications/initialized`` (404) arrives, before giving up (SessionLostInHandshake).
+HANDSHAKE_ATTEMPTS = 2
 #: Seconds closing a handshake-era client waits for the DELETE that ends its session.
 DELETE_LIMIT = 5.0
 
 
 class SessionExpired(HttpError):
     """404 for a request that carried a session id: the client must initialize again."""
+
+
+class SessionLostInHandshake(SessionExpired):
+    """Every handshake's session was gone (404) by the time its ``notifications/initialized``
+    arrived: the server forgets sessions at once, so initializing again cannot help."""
+
+    def __init__(self, error: SessionExpired, url: str, handshakes: int) -> None:
+        super().__init__(error.status, error.body)
+        self.args = (
+            f"{url} answered HTTP {error.status} to notifications/initialized in "
+            f"{handshakes} handshakes: the session it had just created was already gone "
+            f"({error.body[:200].decode('utf-8', 'replace') or 'no body'}). Check the server's "
+            "session limit and idle timeout, and that every request reaches the server process "
+            "that created the session (session affinity on Mcp-Session-Id)",
+        )
 
 
 class NotAnMcpReply(HttpError):
@@ -520,9 +538,30 @@ class HttpClientSession(ClientSession):
         self.transport.modern = self.era == STATELESS
 
     async def initialize(self) -> Any:
-        result = await super().initialize()
+        """The handshake, run again with a fresh ``initialize`` when the server has already
+        forgotten the new session by the time ``notifications/initialized`` arrives (404);
+        :class:`SessionLostInHandshake` after :data:`HANDSHAKE_ATTEMPTS` such handshakes."""
+        for attempt in range(1, HANDSHAKE_ATTEMPTS + 1):
+            try:
+                result = await super().initialize()
+                break
+            except SessionExpired as error:  # (initialize itself carries no session id)
+                gone = self.transport.session_id
+                self._forget_session()  # (nothing to DELETE, nothing to send it on)
+                if attempt == HANDSHAKE_ATTEMPTS:
+                    raise SessionLostInHandshake(error, self.transport.http.url, attempt) from None
+                logger.info(
+                    "%s: session %s was gone before notifications/initialized; initializing again",
+                    self.transport.http.url, clip(gone or ""),
+                )
         await self.transport.start_get_stream()  # server-initiated messages arrive there
         return result
+
+    def _forget_session(self) -> None:
+        """Drop the session the server no longer knows: the next ``initialize`` starts anew."""
+        self.transport.session_id = None
+        self.transport.protocol_version = None
+        self.package = None
 
     async def _reinitialize(self, expired_session: str | None) -> None:
         """One new handshake however many calls saw the 404 at once."""
@@ -530,9 +569,7 @@ class HttpClientSession(ClientSession):
         if running is None or running.done():
             if self.transport.session_id != expired_session:
                 return  # another call already re-initialized
-            self.transport.session_id = None
-            self.transport.protocol_version = None
-            self.package = None
+            self._forget_session()
             running = self._reinitializing = asyncio.ensure_future(self.initialize())
         await asyncio.shield(running)
 
