@@ -15,6 +15,7 @@ import contextlib
 import gc
 import json
 import re
+import time
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -28,6 +29,8 @@ import mcp_generated.v2025_11_25
 from typedmcp.connecting import connect_http
 from typedmcp.protocol.errors import AuthRequired
 from typedmcp.protocol.stubs import RequestContext
+from typedmcp.transports.http_client import ResponseLost, SessionExpired
+from typedmcp.transports.http_session import SessionLostInHandshake
 from typedmcp.transports.http_server import HttpApp
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
@@ -238,6 +241,84 @@ async def test_a_forgotten_session_is_initialized_again_transparently() -> None:
         await eventually(lambda: handlers.tools_changed == 1)
 
 
+class EvictBeforeInitialized:
+    """Ends a session the moment its ``notifications/initialized`` arrives, so the server
+    itself answers 404 (as after an idle eviction, a session limit or a restart between the
+    two POSTs of the handshake): the first ``count`` times, or every time (``None``)."""
+
+    def __init__(self, app: HttpApp, count: int | None) -> None:
+        self.app = app
+        self.count = count
+        self.evicted: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or self.count == 0:
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        session = self.app.sessions.get(headers.get("mcp-session-id", ""))
+        if session is not None and json.loads(body).get("method") == "notifications/initialized":
+            self.app._end(session)
+            self.evicted.append(session.id)
+            if self.count is not None:
+                self.count -= 1
+        await self.app(scope, replay, send)
+
+
+async def test_a_session_evicted_before_initialized_is_initialized_again_during_connect() -> None:
+    """The server forgets the session between ``initialize`` and ``notifications/initialized``:
+    ``connect_http`` runs the handshake again, and the client works on the new session.
+    Regression: connect failed with SessionExpired (HTTP 404)."""
+    handlers = Handlers()
+    app = make_app()
+    evicting = EvictBeforeInitialized(app, 1)
+    async with serving(evicting) as server, connect_http(server.url, protocol=LATEST, handlers=handlers) as client:
+        [first] = evicting.evicted
+        second = client.session.transport.session_id
+        assert second != first and list(app.sessions) == [second]
+        assert len(server.posted("initialize")) == 2
+        statuses = [(e["headers"]["mcp-session-id"], e["status"]) for e in server.posted("notifications/initialized")]
+        assert statuses == [(first, 404), (second, 202)]
+        assert "mcp-session-id" not in server.posted("initialize")[1]["headers"]  # a fresh initialize
+        assert texts(await client.call_tool(name="echo", arguments={"n": 1})) == ['{"n": 1}']
+        assert {e["headers"]["mcp-session-id"] for e in server.requests("GET")} == {second}
+        await server.call(app.sessions[second].server.peer.send_tool_list_changed())
+        await eventually(lambda: handlers.tools_changed == 1)  # the GET stream is the new session's
+
+
+async def test_a_server_that_evicts_every_session_before_initialized_fails_connect_clearly() -> None:
+    """Bounded: a server that forgets every session before ``notifications/initialized`` gets
+    two handshakes, then ``connect_http`` fails naming what happened (no loop, no fallback to
+    HTTP+SSE, no GET stream)."""
+    app = make_app()
+    evicting = EvictBeforeInitialized(app, None)
+    async with serving(evicting) as server:
+        with pytest.raises(SessionLostInHandshake) as raised:
+            async with connect_http(server.url, protocol=LATEST):
+                pass
+        assert len(server.posted("initialize")) == 2 and len(evicting.evicted) == 2
+        assert [e["status"] for e in server.posted("notifications/initialized")] == [404, 404]
+        assert server.requests("GET") == server.requests("DELETE") == [] and app.sessions == {}
+    assert isinstance(raised.value, SessionExpired) and raised.value.status == 404
+    message = str(raised.value)
+    assert server.url in message and "notifications/initialized" in message
+    assert "2 handshakes" in message and "session affinity" in message
+
+
 async def test_the_bearer_token_goes_on_every_request() -> None:
     app = auth_app()
     async with serving(app) as server:
@@ -325,6 +406,106 @@ async def test_two_dropped_streams_each_resume_their_own() -> None:
         await eventually(lambda: len(handlers.progress) >= 6)
         await asyncio.sleep(0.1)
         assert (handlers.steps("a"), handlers.steps("b")) == ([1, 2, 3], [1, 2, 3])
+
+
+class CutAfterPriming:
+    """Ends the SSE reply to the first ``tools/call`` right after its priming event (an id
+    and the server's ``retry``): ``broke`` drops the connection mid-body, else the reply
+    ends cleanly (as the conformance suite's ``sse-retry`` server does). Records, on the
+    server's clock, when the stream was cut and when each GET with ``Last-Event-ID`` came."""
+
+    def __init__(self, app: HttpApp, broke: bool, before_cut: Callable[[], None] = lambda: None) -> None:
+        self.app = app
+        self.broke = broke
+        self.before_cut = before_cut
+        self.cut_at: float | None = None
+        self.resumed_at: list[tuple[float, str]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+        if scope["type"] == "http" and scope["method"] == "GET" and "last-event-id" in headers:
+            self.resumed_at.append((time.monotonic(), headers["last-event-id"]))
+        if scope["type"] != "http" or scope["method"] != "POST" or self.cut_at is not None:
+            await self.app(scope, receive, send)
+            return
+        sse = False
+
+        class Cut(Exception):
+            pass
+
+        async def cutting_send(message: Any) -> None:
+            nonlocal sse
+            if message["type"] == "http.response.start":
+                sse = dict(message.get("headers", [])).get(b"content-type", b"") == b"text/event-stream"
+            elif sse and message.get("body"):
+                assert b"retry: " in message["body"] and b"id: " in message["body"]
+                self.before_cut()
+                await send({**message, "more_body": self.broke})  # broke: the body never ends
+                self.cut_at = time.monotonic()
+                raise Cut
+            await send(message)
+
+        with contextlib.suppress(Cut):
+            await self.app(scope, receive, cutting_send)
+
+
+#: How long the test's probe of the server takes: the round trip to a server far away
+#: (longer than ``retry``, so waiting for it first would show).
+PROBE_TRIP = 1.0
+
+
+@pytest.mark.parametrize("broke", [True, False], ids=["broke", "ended"])
+async def test_a_cut_reply_stream_is_resumed_after_retry_not_retry_plus_a_probe(broke: bool) -> None:
+    """The reply stream ends after an event with ``retry: 300`` and an id: the GET with that
+    ``Last-Event-ID`` reaches the server 300 ms after the cut (its clock), not later. After
+    a break the server is probed (a server that is gone fails the call at once) during the
+    wait, not before it. Regression: the probe came first, so the GET came ``retry`` + the
+    probe's round trip after the break (817 ms for a 500 ms retry in the conformance suite)."""
+    app = make_app(retry_ms=300)
+    cutting = CutAfterPriming(app, broke)
+    async with serving(cutting) as server, connect_http(server.url, protocol=LATEST) as client:
+        http = client.session.transport.http
+        real_probe = http.probe
+        probed_at: list[float] = []
+
+        async def distant_probe() -> None:
+            probed_at.append(time.monotonic())
+            await asyncio.sleep(PROBE_TRIP)  # (the round trip: latency, not readiness)
+            await real_probe()
+
+        http.probe = distant_probe
+        result = await client.call_tool(name="progress", arguments={"steps": 1, "pause": 0.2}, meta=token("p"))
+        assert texts(result) == ["progressed"]
+    assert cutting.cut_at is not None
+    [(resumed_at, last_event_id)] = cutting.resumed_at
+    assert re.fullmatch(r"[0-9a-f]{8}p\d+\.0", last_event_id)  # the priming event's id
+    delay = resumed_at - cutting.cut_at
+    assert 0.3 <= delay < 0.3 + 0.4, f"resumed {delay * 1000:.0f} ms after the cut (retry: 300 ms)"
+    if broke:
+        [probe] = probed_at
+        assert cutting.cut_at <= probe < resumed_at  # probed, alongside the wait
+    else:
+        assert probed_at == []  # a stream that ended cleanly: the server is there
+
+
+async def test_a_broken_reply_stream_fails_at_once_when_the_server_is_gone_however_long_retry_is() -> None:
+    """Guard: the probe now runs alongside the wait for ``retry`` (30 s here), and still
+    fails the call at once when nothing accepts connections any more."""
+    app = make_app(retry_ms=30_000)
+
+    def stop_listening() -> None:  # on the server's loop: new connections are refused
+        for listener in server.server.servers:
+            listener.close()
+
+    cutting = CutAfterPriming(app, broke=True, before_cut=stop_listening)
+    async with serving(cutting) as server, connect_http(server.url, protocol=LATEST) as client:
+        started = time.monotonic()
+        with pytest.raises(ResponseLost) as raised:
+            await asyncio.wait_for(client.call_tool(name="progress", arguments={"steps": 1}, meta=token("g")), 5)
+        assert time.monotonic() - started < 2.0
+    message = str(raised.value)
+    assert server.url in message and "connection refused" in message
+    assert cutting.resumed_at == []
 
 
 async def test_a_call_given_up_on_hangs_up_its_reply_stream() -> None:

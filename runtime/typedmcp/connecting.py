@@ -27,7 +27,8 @@ from .protocol.meta import MODERN_ERRORS
 from .protocol.negotiation import AUTO, ERA_MEMORY, HANDSHAKE, ProtocolChoice, choose_packages
 from .protocol.packages import VersionError
 from .protocol.stubs import ClientHandlersBase, Outbound
-from .transports.http_client import HttpAuth, HttpClientSession, HttpClientTransport
+from .transports.http_client import HttpAuth, HttpClientTransport
+from .transports.http_session import HttpClientSession
 from .transports.memory import DirectLink, DirectTransport
 from .transports.http_wire import ClientCert, HttpOptions, HttpTimeouts, Verify
 from .transports.sse_client import SSE, SseClientSession, SseClientTransport

@@ -1,10 +1,11 @@
-"""Streamable HTTP client: the transport (:class:`HttpClientTransport`) and the client
-session over it (:class:`HttpClientSession`).
+"""Streamable HTTP client: the transport (:class:`HttpClientTransport`); the client session
+over it is ``http_session.HttpClientSession``.
 
 The HTTP itself (connections, keep-alive, TLS, proxies, cookies, chunked bodies, time
 limits) is aiohttp's, configured in ``http_aiohttp``; this module keeps the MCP parts: the
-headers the spec names, SSE events read from the body stream, the session id, resumption,
-the 404 re-initialize, and the stateless era's POST-only rules. Responses are JSON or SSE;
+headers the spec names, SSE events read from the body stream, the session id (a 404 for
+it raises :class:`SessionExpired`; the session initializes again), resumption, and the
+stateless era's POST-only rules. Responses are JSON or SSE;
 every message they carry is handed to the JSON-RPC engine. Credentials come from an
 :class:`HttpAuth` (``typedmcp.auth.oauth`` implements it).
 
@@ -32,12 +33,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic_core import from_json, to_json
 
-from ..engine.jsonrpc import ConnectionClosed, RequestId, RpcError, clip, quoted
-from ..protocol.client import CALL_TOOL, LIST_TOOLS, ClientSession
+from ..engine.jsonrpc import ConnectionClosed
 from ..protocol.errors import AuthRequired, HttpError
-from ..protocol.meta import DISCOVER, HEADER_MISMATCH
-from ..protocol.negotiation import STATELESS
-from .http_headers import REQUEST_HEADERS, InvalidHeaderAnnotation, param_headers, request_headers
+from .http_headers import REQUEST_HEADERS
 from .http_wire import BrokenReply, HttpOptions, ServerUnreachable
 
 if TYPE_CHECKING:
@@ -64,6 +62,7 @@ DELETE_LIMIT = 5.0
 
 class SessionExpired(HttpError):
     """404 for a request that carried a session id: the client must initialize again."""
+
 
 
 class NotAnMcpReply(HttpError):
@@ -349,8 +348,9 @@ class HttpClientTransport:
         caller's task, with GET + the ``Last-Event-ID`` of that same stream (2025-11-25 SSE
         polling: after waiting ``retry`` ms) until the response arrives, here or on another
         stream. After a stream that broke (rather than ended), the server's address is
-        probed before the wait, so a server that is gone fails the request at once, however
-        long ``retry`` is (one that dies during the wait: when it ends). Raises
+        probed during the wait (:meth:`_wait_retry`), so a server that is gone fails the
+        request at once, however long ``retry`` is, and one that is there is reconnected to
+        after ``retry``, not ``retry`` plus the probe's round trip. Raises
         :class:`ResponseLost` when the stream cannot be resumed: no event id, the server
         gone or refusing, too many attempts.
         """
@@ -361,12 +361,10 @@ class HttpClientTransport:
         self._resuming[request_id] = waiter
         try:
             for _attempt in range(MAX_RESUMPTIONS):
-                if broke:
-                    try:
-                        await self.http.probe()
-                    except ServerUnreachable as error:
-                        raise self._lost(request_id, f"the reply stream {why}, and {error}") from None
-                await asyncio.wait({waiter}, timeout=self.retry_ms / 1000)
+                try:
+                    await self._wait_retry(waiter, probe=broke)
+                except ServerUnreachable as error:
+                    raise self._lost(request_id, f"the reply stream {why}, and {error}") from None
                 if waiter.done():
                     waiter.result()  # answered elsewhere (or raises: the transport closed)
                     return
@@ -400,6 +398,32 @@ class HttpClientTransport:
                 waiter.exception()  # retrieved, whatever happens to it
             else:
                 waiter.cancel()
+
+    async def _wait_retry(self, waiter: asyncio.Future[None], probe: bool) -> None:
+        """Wait ``retry`` ms before a resumption, or less if ``waiter`` is done (the response
+        came on another stream). With ``probe``, the server's address is probed meanwhile:
+        raises ``ServerUnreachable`` as soon as it is found gone; a probe still running when
+        the wait is over is dropped (the GET that follows tells as much)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.retry_ms / 1000
+        probing = asyncio.ensure_future(self.http.probe()) if probe else None
+        watched: set[asyncio.Future[Any]] = {waiter} if probing is None else {waiter, probing}
+        try:
+            while not waiter.done():
+                left = deadline - loop.time()
+                if left <= 0:
+                    return
+                await asyncio.wait(watched, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                if probing is not None and probing.done() and not waiter.done():
+                    probing.result()  # ServerUnreachable: the server is gone
+                    watched.discard(probing)  # it is there: wait out the rest
+        finally:
+            if probing is not None:
+                if not probing.done():
+                    probing.cancel()
+                    await asyncio.wait({probing})
+                if not probing.cancelled():
+                    probing.exception()  # retrieved, whatever became of it
 
     async def _consume_or_answer(
         self,
@@ -496,132 +520,3 @@ class HttpClientTransport:
     async def _delete(self) -> None:
         response = await self.http.request("DELETE", b"", self._session_headers())
         await self.http.read(response)
-
-
-class HttpClientSession(ClientSession):
-    """A client session over Streamable HTTP.
-
-    Handshake era: re-initializes once when the server has forgotten the session (404),
-    then retries the request. Stateless era: request-metadata headers on every POST,
-    tools with invalid ``x-mcp-header`` annotations dropped, one ``tools/list`` refresh and
-    retry on -32020, cancellation by closing the reply stream.
-    """
-
-    transport: Any = None
-    transport_kind = "streamable-http"
-    _reinitializing: asyncio.Task[Any] | None = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.param_headers: dict[str, Any] = {}  # tool name -> its x-mcp-header paths
-
-    def negotiated(self) -> None:
-        self.transport.protocol_version = self.protocol_version
-        self.transport.modern = self.era == STATELESS
-
-    async def initialize(self) -> Any:
-        result = await super().initialize()
-        await self.transport.start_get_stream()  # server-initiated messages arrive there
-        return result
-
-    async def _reinitialize(self, expired_session: str | None) -> None:
-        """One new handshake however many calls saw the 404 at once."""
-        running = self._reinitializing
-        if running is None or running.done():
-            if self.transport.session_id != expired_session:
-                return  # another call already re-initialized
-            self.transport.session_id = None
-            self.transport.protocol_version = None
-            self.package = None
-            running = self._reinitializing = asyncio.ensure_future(self.initialize())
-        await asyncio.shield(running)
-
-    async def send_request(
-        self, spec: Any, params: Any, timeout: float | None = None
-    ) -> Any:
-        if self.era == STATELESS:
-            return await super().send_request(spec, params, timeout)
-        session_id = self.transport.session_id
-        try:
-            return await super().send_request(spec, params, timeout)
-        except SessionExpired:
-            await self._reinitialize(session_id)
-            return await super().send_request(spec, params, timeout)
-
-    async def send_notification(self, spec: Any, params: Any) -> None:
-        session_id = self.transport.session_id
-        try:
-            await super().send_notification(spec, params)
-        except SessionExpired:
-            await self._reinitialize(session_id)
-            await super().send_notification(spec, params)
-
-    async def _request(
-        self,
-        spec: Any,
-        wire: dict[str, Any],
-        timeout: float | None,
-        request_id: RequestId | None = None,
-    ) -> Any:
-        """POST with the request-metadata headers; on -32020 refresh tools and retry once."""
-        assert self.package is not None
-        for attempt in (1, 2):
-            tool = wire.get("name") if spec.method == CALL_TOOL else None
-            headers = request_headers(
-                spec.method, wire, self.package.version, self.param_headers.get(tool) if tool else None
-            )
-            token = REQUEST_HEADERS.set(headers)
-            try:
-                return await super()._request(spec, wire, timeout, request_id)
-            except RpcError as error:
-                if error.code != HEADER_MISMATCH or attempt == 2 or spec.method == DISCOVER:
-                    raise
-                logger.info(
-                    "%s: header mismatch (%s); refreshing tools/list", spec.method, clip(error.message)
-                )
-            finally:
-                REQUEST_HEADERS.reset(token)
-            request_id = None  # the retry is a new request
-            if spec.method == CALL_TOOL:
-                await self.refresh_tools()
-        raise AssertionError("unreachable")
-
-    async def refresh_tools(self) -> None:
-        """List every page of tools again (their ``x-mcp-header`` annotations)."""
-        assert self.package is not None
-        spec = self.package.dispatch.REQUESTS[LIST_TOOLS]
-        cursor: str | None = None
-        while True:
-            result = await self.send_request(spec, {"cursor": cursor} if cursor is not None else None)
-            cursor = result.next_cursor
-            if cursor is None:
-                return
-
-    async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
-        """Stateless HTTP: closing the reply stream (done by the transport) is the cancel;
-        a handshake-era session sends ``notifications/cancelled``."""
-        if self.era != STATELESS:
-            await super().cancel_sent(request_id, reason)
-
-    def on_result(self, method: str, raw: Any) -> Any:
-        """``tools/list``: drop tools whose ``x-mcp-header`` annotations are invalid (with a
-        warning) and remember where the valid ones sit."""
-        if method != LIST_TOOLS or not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
-            return raw
-        kept = []
-        for tool in raw["tools"]:
-            name: Any = tool.get("name") if isinstance(tool, dict) else None
-            try:
-                found = param_headers(tool.get("inputSchema") if isinstance(tool, dict) else None)
-            except InvalidHeaderAnnotation as error:
-                logger.warning(
-                    "tool %s is not used: invalid x-mcp-header (%s)", quoted(name), clip(str(error))
-                )
-                self.param_headers.pop(name, None)
-                continue
-            if found:
-                self.param_headers[name] = found
-            else:
-                self.param_headers.pop(name, None)
-            kept.append(tool)
-        return raw if len(kept) == len(raw["tools"]) else {**raw, "tools": kept}
