@@ -93,6 +93,60 @@ def test_bad_files_and_host_options(tmp_path: Path) -> None:
         parse_config({"mcpServers": {"bad name": {"command": "x"}}})
 
 
+@pytest.mark.parametrize(
+    ("document", "key", "expected"),
+    [
+        ({"mcpServer": {"a": {"command": "x"}}}, "mcpServer", "mcpServers"),
+        ({"mcp_servers": {"a": {"command": "x"}}}, "mcp_servers", "mcpServers"),
+        ({"server": {"a": {"command": "x"}}}, "server", "servers"),
+        ({"servers": {"a": {"command": "x"}}, "hosts": {"separator": "-"}}, "hosts", "host"),
+        ({"mcpServers": {"a": {"command": "x"}}, "mcpServerz": {}}, "mcpServerz", "mcpServers"),
+        ({"settings": {"a": {"command": "x"}}}, "settings", None),
+    ],
+)
+def test_a_file_with_a_misspelt_top_level_key_is_refused_naming_it(
+    tmp_path: Path, document: dict[str, Any], key: str, expected: str | None
+) -> None:
+    """Not taken for a server named after the misspelling: the key, the key it is closest
+    to, and the file."""
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert caught.value.server is None and caught.value.key == key
+    assert message.startswith(f"the configuration, field {key!r}: unknown top-level key (")
+    if expected is not None:
+        assert f"did you mean {expected!r}?" in message
+    else:
+        assert "did you mean" not in message
+    assert message.endswith(f" (in {path})") and caught.value.path == str(path)
+
+
+def test_a_file_without_servers_and_a_mapping_that_misspells_them(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    with pytest.raises(ConfigError, match=r'no "mcpServers" object.*\(in .*empty\.json\)$'):
+        load_config(empty)
+    with pytest.raises(ConfigError, match="did you mean 'mcpServers'"):
+        parse_config({"mcpServer": {"a": {"command": "x"}}})
+    # a plain mapping's server may be called anything, even "server"
+    assert list(parse_config({"server": {"command": "x"}}).servers) == ["server"]
+
+
+def test_an_unknown_entry_key_names_the_closest_accepted_one(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"srv": {"comand": "x"}}}))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(
+        "server 'srv', field 'comand': unknown key (did you mean 'command'? accepted: command, args,"
+    )
+    assert str(caught.value).endswith(f" (in {path})")
+    with pytest.raises(ConfigError, match=r"host\.maxBackof.*did you mean 'maxBackoff'"):
+        parse_config({"mcpServers": {}, "host": {"maxBackof": 3}})
+
+
 # -- naming ----------------------------------------------------------------------------------
 
 

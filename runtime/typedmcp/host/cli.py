@@ -177,7 +177,7 @@ async def run(args: argparse.Namespace) -> int:
     try:
         host = Host.from_config(args.config)
     except ConfigError as error:
-        _say(f"{error} (in {args.config})")
+        _say(str(error))  # it names the file
         return BAD_INPUT
     if args.command == "serve":  # the gateway forwards its client's sampling/elicitation
         host = Host(host.config, client_requests=("sampling", "elicitation"))
