@@ -80,7 +80,8 @@ async def _list(host: Host, args: argparse.Namespace) -> int:
     for name, status in listing["servers"].items():
         rows.append([
             name, status["state"], status["era"] or "-", status["revision"] or "-",
-            status["transport"], str(counts.get(name, 0)), (status["last_error"] or "")[:80],
+            status["transport"], str(counts.get(name, 0)),
+            ((status["last_error"] or "").splitlines() or [""])[0][:80],
         ])
     print(_table(rows))
     if listing["tools"]:
