@@ -11,7 +11,7 @@ import pytest
 
 from typedmcp.host import ConfigError, Registry, load_config, parse_config, valid_function_name
 from typedmcp.host.config import ServerConfig, parse_server
-from typedmcp.host.naming import NamingRule, sanitize, shorten
+from typedmcp.host.naming import NamingRule, possible_owners, sanitize, shorten
 from typedmcp.host.registry import ServerLists, function_definitions, template_pattern
 
 ENV = {"TOKEN": "s3cret", "HOME": "/home/u"}
@@ -152,6 +152,34 @@ def test_an_unknown_entry_key_names_the_closest_accepted_one(tmp_path: Path) -> 
 
 def lists(*tools: str) -> ServerLists:
     return ServerLists(tools=[{"name": t, "inputSchema": {"type": "object"}} for t in tools])
+
+
+def test_possible_owners_follow_the_naming_rule() -> None:
+    """Whatever name the registry gives a tool, its server is among the servers the rule
+    alone names for it (so ``mcp-host call`` may start only those)."""
+    rule = NamingRule()
+    prefixes = {"weather": "weather", "my.srv": "my.srv", "a": "a", "a__b": "a__b", "9lives": "9lives",
+                "custom": "cu", "long" * 14: "long" * 14, "bare": ""}
+    servers = [
+        (ServerConfig(name=name, transport="stdio", command=("x",), prefix=None if prefix == name else prefix),
+         lists("current", "b__x", "x", "tool.with.dots", "t" * 70))
+        for name, prefix in prefixes.items()
+    ]
+    registry = Registry.build(servers, rule)
+    assert len(registry.tools) == 5 * len(prefixes)
+    for entry in registry.tools.values():
+        owners = possible_owners(entry.name, prefixes, rule)
+        assert owners is not None and entry.server in owners, (entry, owners)
+        assert "bare" in owners  # an empty prefix could export any name
+    assert possible_owners("weather__current", prefixes, rule) == ["weather", "bare"]
+    assert possible_owners("my_srv__x", prefixes, rule) == ["my.srv", "bare"]
+    assert possible_owners("a__b__x", prefixes, rule) == ["a", "a__b", "bare"]
+    assert possible_owners("_9lives__x", prefixes, rule) == ["9lives", "bare"]
+    assert possible_owners("cu__x", prefixes, rule) == ["custom", "bare"]
+    del prefixes["bare"]
+    assert possible_owners("nobody__x", prefixes, rule) == []
+    assert possible_owners("weather-x", prefixes, NamingRule(separator="-")) == ["weather"]
+    assert possible_owners("current", prefixes, NamingRule(prefix_tools="collisions")) is None
 
 
 def build(servers: dict[str, ServerLists], **host: Any) -> Registry:
