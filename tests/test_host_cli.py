@@ -251,6 +251,10 @@ def test_call_through_a_running_gateway(reaper: Any, tmp_path: Path) -> None:
     assert f"cannot call the gateway at {url}" in gone.stderr
     assert f"start one with: mcp-host serve --config FILE --http 127.0.0.1:{port}" in gone.stderr
     assert len(gone.stderr.strip().splitlines()) == 1
+    for wrong in ("127.0.0.1:8000", "ftp://host/mcp"):
+        refused = run("call", "--url", wrong, "fix__echo")
+        assert refused.returncode == 2
+        assert refused.stderr.strip().startswith(f"mcp-host: --url {wrong!r} is not an http(s) URL with a host")
 
 
 def test_call_help_says_how_to_call_through_a_gateway() -> None:

@@ -208,7 +208,8 @@ async def _call_gateway(args: argparse.Namespace) -> int:
         _say(f"the gateway at {args.url} answered error {error.code}: {error.message}")
         return SERVER_FAILED
     except asyncio.TimeoutError:
-        _say(f"the gateway at {args.url} did not answer within {args.timeout:g} s")
+        within = f" within {args.timeout:g} s (--timeout)" if args.timeout is not None else " in time"
+        _say(f"the gateway at {args.url} did not answer{within}")
         return SERVER_FAILED
     except (OSError, ConnectionError, ConnectionClosed, HttpError) as error:
         _say(f"cannot call the gateway at {args.url} ({describe_error(error)}); {started}")
@@ -300,6 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr,
         format="mcp-host: %(name)s: %(message)s",
     )
+    if args.command == "call" and args.url is not None:
+        parts = urlsplit(args.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            _say(f"--url {args.url!r} is not an http(s) URL with a host; give the gateway's, "
+                 "e.g. http://127.0.0.1:8000/mcp (mcp-host serve --http 127.0.0.1:8000)")
+            return BAD_INPUT
     if args.command == "serve" and args.http:
         try:
             parse_address(args.http)
