@@ -30,7 +30,6 @@ import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
-
 from urllib.parse import urlsplit
 
 from ..engine.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
