@@ -11,7 +11,7 @@ import pytest
 
 from typedmcp.host import ConfigError, Registry, load_config, parse_config, valid_function_name
 from typedmcp.host.config import ServerConfig, parse_server
-from typedmcp.host.naming import NamingRule, sanitize, shorten
+from typedmcp.host.naming import NamingRule, possible_owners, sanitize, shorten
 from typedmcp.host.registry import ServerLists, function_definitions, template_pattern
 
 ENV = {"TOKEN": "s3cret", "HOME": "/home/u"}
@@ -93,11 +93,93 @@ def test_bad_files_and_host_options(tmp_path: Path) -> None:
         parse_config({"mcpServers": {"bad name": {"command": "x"}}})
 
 
+@pytest.mark.parametrize(
+    ("document", "key", "expected"),
+    [
+        ({"mcpServer": {"a": {"command": "x"}}}, "mcpServer", "mcpServers"),
+        ({"mcp_servers": {"a": {"command": "x"}}}, "mcp_servers", "mcpServers"),
+        ({"server": {"a": {"command": "x"}}}, "server", "servers"),
+        ({"servers": {"a": {"command": "x"}}, "hosts": {"separator": "-"}}, "hosts", "host"),
+        ({"mcpServers": {"a": {"command": "x"}}, "mcpServerz": {}}, "mcpServerz", "mcpServers"),
+        ({"settings": {"a": {"command": "x"}}}, "settings", None),
+    ],
+)
+def test_a_file_with_a_misspelt_top_level_key_is_refused_naming_it(
+    tmp_path: Path, document: dict[str, Any], key: str, expected: str | None
+) -> None:
+    """Not taken for a server named after the misspelling: the key, the key it is closest
+    to, and the file."""
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert caught.value.server is None and caught.value.key == key
+    assert message.startswith(f"the configuration, field {key!r}: unknown top-level key (")
+    if expected is not None:
+        assert f"did you mean {expected!r}?" in message
+    else:
+        assert "did you mean" not in message
+    assert message.endswith(f" (in {path})") and caught.value.path == str(path)
+
+
+def test_a_file_without_servers_and_a_mapping_that_misspells_them(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    with pytest.raises(ConfigError, match=r'no "mcpServers" object.*\(in .*empty\.json\)$'):
+        load_config(empty)
+    with pytest.raises(ConfigError, match="did you mean 'mcpServers'"):
+        parse_config({"mcpServer": {"a": {"command": "x"}}})
+    # a plain mapping's server may be called anything, even "server"
+    assert list(parse_config({"server": {"command": "x"}}).servers) == ["server"]
+
+
+def test_an_unknown_entry_key_names_the_closest_accepted_one(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"srv": {"comand": "x"}}}))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(
+        "server 'srv', field 'comand': unknown key (did you mean 'command'? accepted: command, args,"
+    )
+    assert str(caught.value).endswith(f" (in {path})")
+    with pytest.raises(ConfigError, match=r"host\.maxBackof.*did you mean 'maxBackoff'"):
+        parse_config({"mcpServers": {}, "host": {"maxBackof": 3}})
+
+
 # -- naming ----------------------------------------------------------------------------------
 
 
 def lists(*tools: str) -> ServerLists:
     return ServerLists(tools=[{"name": t, "inputSchema": {"type": "object"}} for t in tools])
+
+
+def test_possible_owners_follow_the_naming_rule() -> None:
+    """Whatever name the registry gives a tool, its server is among the servers the rule
+    alone names for it (so ``mcp-host call`` may start only those)."""
+    rule = NamingRule()
+    prefixes = {"weather": "weather", "my.srv": "my.srv", "a": "a", "a__b": "a__b", "9lives": "9lives",
+                "custom": "cu", "long" * 14: "long" * 14, "bare": ""}
+    servers = [
+        (ServerConfig(name=name, transport="stdio", command=("x",), prefix=None if prefix == name else prefix),
+         lists("current", "b__x", "x", "tool.with.dots", "t" * 70))
+        for name, prefix in prefixes.items()
+    ]
+    registry = Registry.build(servers, rule)
+    assert len(registry.tools) == 5 * len(prefixes)
+    for entry in registry.tools.values():
+        owners = possible_owners(entry.name, prefixes, rule)
+        assert owners is not None and entry.server in owners, (entry, owners)
+        assert "bare" in owners  # an empty prefix could export any name
+    assert possible_owners("weather__current", prefixes, rule) == ["weather", "bare"]
+    assert possible_owners("my_srv__x", prefixes, rule) == ["my.srv", "bare"]
+    assert possible_owners("a__b__x", prefixes, rule) == ["a", "a__b", "bare"]
+    assert possible_owners("_9lives__x", prefixes, rule) == ["9lives", "bare"]
+    assert possible_owners("cu__x", prefixes, rule) == ["custom", "bare"]
+    del prefixes["bare"]
+    assert possible_owners("nobody__x", prefixes, rule) == []
+    assert possible_owners("weather-x", prefixes, NamingRule(separator="-")) == ["weather"]
+    assert possible_owners("current", prefixes, NamingRule(prefix_tools="collisions")) is None
 
 
 def build(servers: dict[str, ServerLists], **host: Any) -> Registry:

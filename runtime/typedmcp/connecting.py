@@ -32,7 +32,7 @@ from .transports.http_session import HttpClientSession
 from .transports.memory import DirectLink, DirectTransport
 from .transports.http_wire import ClientCert, HttpOptions, HttpTimeouts, Verify
 from .transports.sse_client import SSE, SseClientSession, SseClientTransport
-from .transports.stdio import spawn
+from .transports.stdio import ServerProcessTransport, spawn
 
 if TYPE_CHECKING:
     # what a client is typed with when neither client= nor handlers= says (the newest
@@ -196,12 +196,21 @@ async def connect_stdio(
     """
     session = ClientSession(protocol, handlers, client=client, **options)
     session.origin = "stdio:" + shlex.join(command)
-    async with spawn(command, env=env, cwd=cwd) as transport, contextlib.AsyncExitStack() as stack:
+    async with spawn(command, env=env, cwd=cwd) as transport, connect_process(transport, session) as connected:
+        yield connected
+
+
+@contextlib.asynccontextmanager
+async def connect_process(transport: ServerProcessTransport, session: ClientSession) -> AsyncIterator[Any]:
+    """:func:`connect` over a spawned server's transport (:func:`~.transports.stdio.spawn`).
+    A server that goes away before the connection is set up, however the loss shows (a
+    failed write, the end of its stdout first, a request left waiting), is a
+    :class:`ConnectionClosed` naming the command, how the process ended (exit code or
+    signal) and the last lines of its stderr."""
+    async with contextlib.AsyncExitStack() as stack:
         try:
             connected = await stack.enter_async_context(connect(transport, session))
         except (ConnectionClosed, ConnectionError):
-            # however the loss showed (a failed write, the end of its stdout, a request left
-            # waiting): the command, how the process ended and its last lines of stderr
             story = await transport.settle(" before the connection was set up")
             raise ConnectionClosed(story) from None
         yield connected

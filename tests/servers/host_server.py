@@ -1,6 +1,7 @@
 """A configurable fixture server for the host tests (``tests/test_host_*.py``).
 
     python tests/servers/host_server.py [--tools a,b] [--handshake-only] [--port N]
+        [--started-marker FILE] [--start-delay SECONDS] [--await-marker FILE]
 
 Besides the tools named by ``--tools`` (each echoes its arguments), it has tools to make it
 misbehave and to look inside it: ``crash`` (SIGKILL itself mid-call), ``hang`` (block its
@@ -9,6 +10,11 @@ then send ``count`` tools/list_changed at once), ``add_tool``/``remove_tool`` (c
 say so), ``stats`` (how often each list was asked for, which calls were cancelled),
 ``progress``, ``log``, ``sample``, ``elicit`` and ``roots`` (ask the client). Every run
 writes its pid to ``$HOST_SERVER_PIDFILE`` (appending), so tests can find and reap it.
+``--started-marker`` creates a file as soon as the process runs (a test can tell which
+servers were started at all), ``--start-delay`` waits that long before serving (a server
+slow to start), ``--await-marker`` serves only once that file exists (at most 30 s; else it
+exits with code 1): two servers each waiting for the other's start marker come up only if
+they were started together.
 """
 
 from __future__ import annotations
@@ -162,11 +168,25 @@ def main() -> None:
     parser.add_argument("--handshake-only", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--ttl", type=int, help="2026-07-28 lists are fresh this many ms")
+    parser.add_argument("--started-marker", help="create this file at start")
+    parser.add_argument("--start-delay", type=float, default=0.0, help="seconds before serving")
+    parser.add_argument("--await-marker", help="serve only once this file exists")
     args = parser.parse_args()
     pidfile = os.environ.get("HOST_SERVER_PIDFILE")
     if pidfile:
         with open(pidfile, "a") as out:
             out.write(f"{os.getpid()}\n")
+    if args.started_marker:
+        with open(args.started_marker, "a") as out:
+            out.write(f"{os.getpid()}\n")
+    if args.start_delay:
+        time.sleep(args.start_delay)  # a server slow to start (opening a database, say)
+    if args.await_marker:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(args.await_marker):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{args.await_marker} did not appear within 30 s")
+            time.sleep(0.02)
     handlers = HostFixture([name for name in args.tools.split(",") if name])
     options: dict[str, Any] = {"list_changed": ("tools", "prompts", "resources")}
     if args.ttl is not None:

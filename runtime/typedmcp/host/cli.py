@@ -5,10 +5,19 @@
     mcp-host list  --config mcp.json [--json]
     mcp-host call  --config mcp.json weather__current '{"city": "Oslo"}'
     mcp-host serve --config mcp.json --stdio | --http 127.0.0.1:8000
+    mcp-host call  --url http://127.0.0.1:8000/mcp weather__current '{"city": "Oslo"}'
+
+``call`` starts only the server whose prefix begins the tool's name (all of them, in
+parallel, when the naming rule cannot tell: ``prefixTools: "collisions"``, or a server
+with an empty prefix); with ``--url`` it starts none and calls through a running gateway
+(``mcp-host serve --http``).
 
 Exit codes: 0 done; 1 the tool answered with an error result (``call``); 2 bad input
-(configuration, arguments, unknown tool); 3 the server failed (unavailable, timed out, or
-an error answer). Errors are one line on stderr naming the server and what to do.
+(configuration, arguments, unknown tool); 3 a server failed: one it needed did not start
+(``list``: any enabled server, its tools still listed; ``call``: the tool's server), or it
+was unavailable, timed out or answered with an error. Errors are one line on stderr naming
+the server and what to do; a server that did not start is named with why (for a stdio
+server: its command, exit code and the last lines of its stderr, indented below).
 """
 
 from __future__ import annotations
@@ -21,27 +30,35 @@ import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-from ..engine.jsonrpc import RpcError
+from ..engine.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
+from ..protocol.errors import HttpError
 from ..protocol.results import to_wire
 from .config import ConfigError, describe_keys
 from .core import Host, parse_address
 from .errors import HostError, InvalidArguments, UnknownTool
+from .supervisor import describe_error
 
 OK, TOOL_ERROR, BAD_INPUT, SERVER_FAILED = 0, 1, 2, 3
+EXIT_CODES = """exit codes:
+  0  done (every server the command needed is up)
+  1  call: the tool answered with an error result
+  2  bad input: configuration, arguments, unknown tool
+  3  a server failed: one the command needed did not start (list: any enabled server,
+     the others' tools still listed; call: the tool's server), or the call failed there"""
 
 
 def _say(message: str) -> None:
     print(f"mcp-host: {message}", file=sys.stderr, flush=True)
 
 
-def _report_failures(host: Host, config_path: str) -> None:
-    for name, status in host.status().items():
-        if status["state"] not in ("ready", "disabled"):
-            _say(
-                f"server {name!r} did not start ({status['last_error'] or status['state']}); "
-                f"check its entry in {config_path}"
-            )
+def _report_failures(host: Host, config_path: str) -> dict[str, str]:
+    """Say which started servers did not start, and why; returns them (name -> why)."""
+    failed = host.failed()
+    for name, why in failed.items():
+        _say(f"server {name!r} did not start (check its entry in {config_path}): {why}")
+    return failed
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -69,10 +86,17 @@ def _listing(host: Host) -> dict[str, Any]:
 
 
 async def _list(host: Host, args: argparse.Namespace) -> int:
+    await host.start()
+    failed = _report_failures(host, args.config)
+    _print_listing(host, args)
+    return SERVER_FAILED if failed else OK
+
+
+def _print_listing(host: Host, args: argparse.Namespace) -> None:
     listing = _listing(host)
     if args.json:
         print(json.dumps(listing, indent=2))
-        return OK
+        return
     counts: dict[str, int] = {}
     for tool in listing["tools"]:
         counts[tool["server"]] = counts.get(tool["server"], 0) + 1
@@ -80,7 +104,8 @@ async def _list(host: Host, args: argparse.Namespace) -> int:
     for name, status in listing["servers"].items():
         rows.append([
             name, status["state"], status["era"] or "-", status["revision"] or "-",
-            status["transport"], str(counts.get(name, 0)), (status["last_error"] or "")[:80],
+            status["transport"], str(counts.get(name, 0)),
+            ((status["last_error"] or "").splitlines() or [""])[0][:80],
         ])
     print(_table(rows))
     if listing["tools"]:
@@ -91,28 +116,53 @@ async def _list(host: Host, args: argparse.Namespace) -> int:
             rows.append([tool["name"], tool["server"], tool["tool"],
                          ((tool["description"] or "").splitlines() or [""])[0][:60] + mark])
         print(_table(rows))
-    return OK
 
 
-async def _call(host: Host, args: argparse.Namespace) -> int:
+def _arguments(text: str) -> dict[str, Any] | None:
+    """The call's arguments, or None (said why) when they are not one JSON object."""
     try:
-        arguments = json.loads(args.arguments)
+        arguments = json.loads(text)
     except json.JSONDecodeError as error:
         _say(f"the arguments are not JSON ({error.msg} at column {error.colno}); "
              "write them as one JSON object, e.g. '{\"city\": \"Oslo\"}'")
-        return BAD_INPUT
+        return None
     if not isinstance(arguments, dict):
         _say("the arguments must be one JSON object, e.g. '{\"city\": \"Oslo\"}'")
+        return None
+    return arguments
+
+
+def _progress(note: Any) -> None:
+    total = f"/{note.total:g}" if note.total is not None else ""
+    message = f" {note.message}" if note.message else ""
+    print(f"progress: {note.progress:g}{total}{message}", file=sys.stderr, flush=True)
+
+
+def _result(result: Any) -> int:
+    print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+    return TOOL_ERROR if getattr(result, "is_error", False) else OK
+
+
+async def _call(host: Host, args: argparse.Namespace) -> int:
+    arguments = _arguments(args.arguments)
+    if arguments is None:
         return BAD_INPUT
-
-    def progress(note: Any) -> None:
-        total = f"/{note.total:g}" if note.total is not None else ""
-        message = f" {note.message}" if note.message else ""
-        print(f"progress: {note.progress:g}{total}{message}", file=sys.stderr, flush=True)
-
+    owners = host.possible_owners(args.tool)
+    if owners == []:  # under the naming rule no configured server can export it
+        separator = host.config.separator
+        prefixes = ", ".join(prefix + separator for prefix in host.prefixes().values()) or "none"
+        _say(f"no tool named {args.tool!r}: no enabled server's prefix begins it (prefixes: "
+             f"{prefixes}); list the tools with: mcp-host list --config {args.config}")
+        return BAD_INPUT
+    await host.start(owners)  # None (the rule cannot tell): every server, in parallel
+    failed = _report_failures(host, args.config)
     try:
-        result = await host.call_tool(args.tool, arguments, progress=progress, timeout=args.timeout)
+        result = await host.call_tool(args.tool, arguments, progress=_progress, timeout=args.timeout)
     except UnknownTool as error:
+        if failed:
+            _say(f"no tool named {args.tool!r} among the servers that started; "
+                 f"{_names(failed)} did not start (see above) and may export it")
+            return SERVER_FAILED
         _say(f"{error}")
         return BAD_INPUT
     except InvalidArguments as error:
@@ -126,11 +176,54 @@ async def _call(host: Host, args: argparse.Namespace) -> int:
         server = entry.server if entry is not None else "?"
         _say(f"server {server!r} answered error {error.code}: {error.message}")
         return SERVER_FAILED
-    print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
-    return TOOL_ERROR if getattr(result, "is_error", False) else OK
+    return _result(result)
+
+
+def _names(servers: dict[str, str]) -> str:
+    quoted = ", ".join(repr(name) for name in servers)
+    return f"server{'s' if len(servers) > 1 else ''} {quoted}"
+
+
+async def _call_gateway(args: argparse.Namespace) -> int:
+    """``call --url``: the tool through a running gateway (``mcp-host serve --http``)."""
+    arguments = _arguments(args.arguments)
+    if arguments is None:
+        return BAD_INPUT
+    from ..connecting import connect_http
+
+    token = "mcp-host-call"
+    params: dict[str, Any] = {"name": args.tool, "arguments": arguments, "_meta": {"progressToken": token}}
+    started = f"start one with: mcp-host serve --config FILE --http {_address_of(args.url)}"
+    try:
+        async with connect_http(args.url) as client:
+            session = client.session
+            session.progress_callbacks[token] = _progress
+            spec = session.package.dispatch.REQUESTS["tools/call"]
+            result = await session.send_request(spec, params, args.timeout)
+    except RpcError as error:
+        if error.code == INVALID_PARAMS:
+            _say(f"the gateway at {args.url} refused the call: {error.message}")
+            return BAD_INPUT
+        _say(f"the gateway at {args.url} answered error {error.code}: {error.message}")
+        return SERVER_FAILED
+    except asyncio.TimeoutError:
+        within = f" within {args.timeout:g} s (--timeout)" if args.timeout is not None else " in time"
+        _say(f"the gateway at {args.url} did not answer{within}")
+        return SERVER_FAILED
+    except (OSError, ConnectionError, ConnectionClosed, HttpError) as error:
+        _say(f"cannot call the gateway at {args.url} ({describe_error(error)}); {started}")
+        return SERVER_FAILED
+    return _result(result)
+
+
+def _address_of(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.netloc or "127.0.0.1:8000"
 
 
 async def _serve(host: Host, args: argparse.Namespace) -> int:
+    await host.start()
+    _report_failures(host, args.config)
     ready = [name for name, status in host.status().items() if status["state"] == "ready"]
     if args.stdio:
         await host.serve(stdio=True)
@@ -153,37 +246,51 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="mcp-host",
         description="Connect the MCP servers of an mcpServers configuration; list, call, serve them.",
-        epilog="server entry keys:\n" + describe_keys(),
+        epilog="server entry keys:\n" + describe_keys() + "\n\n" + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = top.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="servers (state, era, revision) and their tools")
     listing.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    call = commands.add_parser("call", help="call a tool by its exported name; the result as JSON")
+    call = commands.add_parser(
+        "call", help="call a tool by its exported name; the result as JSON",
+        description="Call a tool by its exported name; the result as JSON on stdout. With "
+        "--config, only the server whose prefix begins the name is started (every server, in "
+        "parallel, when the naming rule cannot tell); with --url the call goes through a "
+        "running gateway (mcp-host serve --config FILE --http HOST:PORT) and starts nothing.",
+    )
     call.add_argument("tool", help="exported tool name (see: mcp-host list)")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments, one JSON object")
     call.add_argument("--timeout", type=float, default=None, help="seconds (default: the server's)")
+    source = call.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", help="an mcpServers JSON file")
+    source.add_argument("--url", metavar="URL",
+                        help="a running gateway, e.g. http://127.0.0.1:8000/mcp (mcp-host serve --http)")
+    call.add_argument("--verbose", action="store_true", help="log what the host does")
     serve = commands.add_parser("serve", help="serve every server's tools as one MCP server")
     where = serve.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", action="store_true", help="on stdin/stdout")
     where.add_argument("--http", metavar="HOST:PORT", help="Streamable HTTP at http://HOST:PORT/mcp")
-    for sub in (listing, call, serve):
+    for sub in (listing, serve):
         sub.add_argument("--config", required=True, help="an mcpServers JSON file")
         sub.add_argument("--verbose", action="store_true", help="log what the host does")
     return top
 
 
 async def run(args: argparse.Namespace) -> int:
+    if args.command == "call" and args.url is not None:
+        return await _call_gateway(args)
     try:
         host = Host.from_config(args.config)
     except ConfigError as error:
-        _say(f"{error} (in {args.config})")
+        _say(str(error))  # it names the file
         return BAD_INPUT
     if args.command == "serve":  # the gateway forwards its client's sampling/elicitation
         host = Host(host.config, client_requests=("sampling", "elicitation"))
-    async with host:
-        _report_failures(host, args.config)
+    try:  # each command starts the servers it needs
         return await COMMANDS[args.command](host, args)
+    finally:
+        await host.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -193,6 +300,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr,
         format="mcp-host: %(name)s: %(message)s",
     )
+    if args.command == "call" and args.url is not None:
+        parts = urlsplit(args.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            _say(f"--url {args.url!r} is not an http(s) URL with a host; give the gateway's, "
+                 "e.g. http://127.0.0.1:8000/mcp (mcp-host serve --http 127.0.0.1:8000)")
+            return BAD_INPUT
     if args.command == "serve" and args.http:
         try:
             parse_address(args.http)

@@ -10,16 +10,21 @@ One entry per server::
 Every string may use ``${VAR}`` (or ``${VAR:-default}``) from the environment; ``$$`` is a
 literal ``$``. The whole configuration is checked before anything starts: an unknown key, a
 missing command, a bad URL or an unset variable is a :class:`ConfigError` naming the server
-and the field.
+and the field (an unknown key with the accepted key it is closest to), and, for a file, the
+file's path. A file's servers are under ``mcpServers`` (or VS Code's ``servers``); a file
+without either, or with a top-level key that looks like a misspelling of one of them or of
+``host``, is refused naming that key. Other top-level keys (another application's settings
+in the same file) are left alone.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +66,8 @@ HOST_KEYS = {
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _REVISION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: the top-level keys of a configuration file
+TOP_KEYS = ("mcpServers", "servers", "host")
 
 
 class ConfigError(ValueError):
@@ -73,6 +80,28 @@ class ConfigError(ValueError):
         super().__init__(f"{where}: {message}")
         self.server = server
         self.key = key
+        self.path: str | None = None
+
+    def located(self, path: str | os.PathLike[str]) -> ConfigError:
+        """This error, its message ending with the configuration file it is in."""
+        if self.path is None:
+            self.path = str(path)
+            self.args = (f"{self.args[0]} (in {self.path})",)
+        return self
+
+
+def closest(key: str, accepted: Iterable[str]) -> str | None:
+    """The accepted key ``key`` most likely misspells, if any is close (difflib)."""
+    found = difflib.get_close_matches(key, list(accepted), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unknown_key(key: str, accepted: Iterable[str], what: str = "key") -> str:
+    """``unknown key (did you mean 'command'? accepted: ...)``."""
+    accepted = list(accepted)
+    guess = closest(key, accepted)
+    hint = f"did you mean {guess!r}? " if guess else ""
+    return f"unknown {what} ({hint}accepted: {', '.join(accepted)})"
 
 
 @dataclass(frozen=True)
@@ -181,9 +210,7 @@ def parse_server(name: str, raw: Any, environ: Mapping[str, str] | None = None) 
         raise ConfigError("must be an object with a command or a url", name)
     unknown = sorted(set(raw) - set(SERVER_KEYS))
     if unknown:
-        raise ConfigError(
-            f"unknown key (accepted: {', '.join(SERVER_KEYS)})", name, unknown[0]
-        )
+        raise ConfigError(unknown_key(unknown[0], SERVER_KEYS), name, unknown[0])
     options: dict[str, Any] = {}
     kind_key = "type" if "type" in raw else "transport"
     if kind_key in raw:
@@ -245,13 +272,36 @@ def parse_server(name: str, raw: Any, environ: Mapping[str, str] | None = None) 
     return ServerConfig(name=name, transport=transport, **options)
 
 
-def parse_config(raw: Any, environ: Mapping[str, str] | None = None) -> HostConfig:
+def _check_top_level(raw: dict[str, Any], file: bool) -> None:
+    """Refuse a top-level key that misspells ``mcpServers``, ``servers`` or ``host`` (any
+    unknown one in a file without ``mcpServers``/``servers``), naming the expected key."""
+    has_servers = "mcpServers" in raw or "servers" in raw
+    for key in raw:
+        if key in TOP_KEYS:
+            continue
+        guess = closest(str(key), TOP_KEYS)
+        if guess is None and (has_servers or not file):
+            continue  # another application's setting (in a file), or a server's name
+        if not file and isinstance(raw[key], dict) and ("command" in raw[key] or "url" in raw[key]):
+            continue  # a plain mapping's server whose name merely looks like one of ours
+        hint = f"did you mean {guess!r}? " if guess else ""
+        raise ConfigError(
+            f"unknown top-level key ({hint}servers go under \"mcpServers\" (or \"servers\"), "
+            'host-wide options under "host")', key=str(key),
+        )
+    if file and not has_servers:
+        raise ConfigError('no "mcpServers" object: put the servers under "mcpServers"',
+                          key="mcpServers")
+
+
+def parse_config(raw: Any, environ: Mapping[str, str] | None = None, *, file: bool = False) -> HostConfig:
     """A :class:`HostConfig` from the JSON value of a configuration file (``mcpServers``,
-    or VS Code's ``servers``, plus an optional ``host`` object), or from a plain mapping
-    of server name -> entry."""
+    or VS Code's ``servers``, plus an optional ``host`` object), or, unless ``file`` (the
+    value was read from a file), from a plain mapping of server name -> entry."""
     if not isinstance(raw, dict):
         raise ConfigError("must be a JSON object with an mcpServers object")
-    if "mcpServers" in raw or "servers" in raw or "host" in raw:
+    _check_top_level(raw, file)
+    if file or "mcpServers" in raw or "servers" in raw or "host" in raw:
         servers_raw = raw.get("mcpServers", raw.get("servers", {}))
         host_raw = raw.get("host", {})
     else:  # Host({"weather": {...}})
@@ -262,7 +312,7 @@ def parse_config(raw: Any, environ: Mapping[str, str] | None = None) -> HostConf
         raise ConfigError("must be an object", key="host")
     unknown = sorted(set(host_raw) - set(HOST_KEYS))
     if unknown:
-        raise ConfigError(f"unknown host option (accepted: {', '.join(HOST_KEYS)})", key=f"host.{unknown[0]}")
+        raise ConfigError(unknown_key(unknown[0], HOST_KEYS, "host option"), key=f"host.{unknown[0]}")
     options: dict[str, Any] = {}
     if "separator" in host_raw:
         separator = host_raw["separator"]
@@ -297,7 +347,10 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | HostConfig,
         raise ConfigError(
             f"{str(path)!r} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from None
-    return parse_config(raw, environ)
+    try:
+        return parse_config(raw, environ, file=True)
+    except ConfigError as error:
+        raise error.located(path) from None
 
 
 def describe_keys() -> str:

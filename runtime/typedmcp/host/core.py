@@ -27,7 +27,7 @@ from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
 from .errors import InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .handlers import Forward, handler_class
-from .naming import NamingRule
+from .naming import NamingRule, possible_owners
 from .registry import (
     PromptEntry,
     Registry,
@@ -36,7 +36,7 @@ from .registry import (
     ToolEntry,
     function_definitions,
 )
-from .supervisor import READY, ServerRuntime
+from .supervisor import READY, STOPPED, ServerRuntime
 
 logger = logging.getLogger("typedmcp.host")
 
@@ -116,16 +116,45 @@ class Host:
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
 
-    async def start(self) -> None:
-        """Connect every enabled server at once; return when each is up or has failed
-        (each within its own ``startupTimeout``). A failed server is in :meth:`status`
-        and keeps being retried; the others are usable."""
-        if self._started:
-            return
-        self._started = True
-        for config in self.config.servers.values():
-            self._servers[config.name] = self._runtime(config)
-        await self._start_all(list(self._servers.values()))
+    async def start(self, servers: Iterable[str] | None = None) -> None:
+        """Connect every enabled server (or only those named in ``servers``) at once, in
+        parallel; return when each is up or has failed (each within its own
+        ``startupTimeout``). A failed server is in :meth:`status` and keeps being retried;
+        the others are usable. Servers not started yet are ``stopped`` in :meth:`status`
+        until a later ``start`` names them (or names none: all)."""
+        if not self._started:
+            self._started = True
+            for config in self.config.servers.values():
+                self._servers[config.name] = self._runtime(config)
+        names = list(self._servers) if servers is None else list(dict.fromkeys(servers))
+        unknown = [name for name in names if name not in self._servers]
+        if unknown:
+            raise ServerUnavailable(unknown[0], "no such server in the configuration")
+        await self._start_all([self._servers[name] for name in names])
+
+    def possible_owners(self, tool: str) -> list[str] | None:
+        """The enabled servers that could export a tool named ``tool``, known from the
+        configuration alone (see :func:`.naming.possible_owners`): None when the naming
+        rule cannot tell without listing (``prefixTools: "collisions"``)."""
+        rule = NamingRule(self.config.separator, self.config.prefix_tools)
+        return possible_owners(tool, self.prefixes(), rule)
+
+    def prefixes(self) -> dict[str, str]:
+        """Each enabled server's prefix (its name unless its entry sets ``prefix``)."""
+        return {
+            name: config.name if config.prefix is None else config.prefix
+            for name, config in self.config.servers.items() if not config.disabled
+        }
+
+    def failed(self) -> dict[str, str]:
+        """The started servers whose last attempt to connect failed (restarting, failed,
+        or starting again after a failure): name -> why (for a stdio server that died,
+        its command, exit code and last stderr lines)."""
+        return {
+            name: runtime.last_error or runtime.state
+            for name, runtime in self._servers.items()
+            if runtime.started.is_set() and runtime.state not in (READY, "disabled", STOPPED)
+        }
 
     async def close(self) -> None:
         """Disconnect every server (their processes are stopped)."""

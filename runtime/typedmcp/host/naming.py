@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 MAX_NAME = 64
@@ -99,6 +99,25 @@ def assign(candidates: Sequence[Candidate], rule: NamingRule) -> list[str]:
     ]
 
 
+def possible_owners(exported: str, prefixes: Mapping[str, str], rule: NamingRule) -> list[str] | None:
+    """The servers of ``prefixes`` (server -> its prefix) that could export a tool or
+    prompt named ``exported``, from the rule alone, without listing anything: under
+    ``prefixTools: "always"``, those whose sanitized prefix and separator begin the name
+    (as much of them as a shortened name keeps), and any whose prefix is empty (their names
+    are not prefixed). None under ``"collisions"``: an unprefixed name may be any server's."""
+    if rule.prefix_tools != "always":
+        return None
+    kept = MAX_NAME - _HASH - 1  # what a shortened or suffixed name keeps of the original
+    owners = []
+    for server, prefix in prefixes.items():
+        start = sanitize(rule.join(prefix, "x"))[:-1] if prefix else ""
+        if exported.startswith(start) or (
+            len(exported) == MAX_NAME and len(start) > kept and exported[:kept] == start[:kept]
+        ):
+            owners.append(server)
+    return owners
+
+
 def collisions(candidates: Iterable[Candidate]) -> dict[str, list[str]]:
     """Original names exported by more than one server -> those servers (for reports)."""
     owners: dict[str, list[str]] = {}
@@ -113,6 +132,7 @@ __all__ = [
     "NamingRule",
     "assign",
     "collisions",
+    "possible_owners",
     "sanitize",
     "shorten",
     "valid_function_name",

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from ..connecting import connect, connect_http
+from ..connecting import connect_http, connect_process
 from ..engine.jsonrpc import ConnectionClosed, RpcError
 from ..protocol.capabilities import has_capability
 from ..protocol.client import ClientSession
@@ -89,10 +89,12 @@ class RuntimeOwner(Protocol):
 
 
 def describe_error(error: BaseException) -> str:
-    """One line for ``status()`` and error messages."""
+    """What went wrong, for ``status()`` and error messages: the error's type and message,
+    whole (a server that died names its command, exit code and last lines of stderr on the
+    lines after the first)."""
     if isinstance(error, asyncio.TimeoutError) and not str(error):
         return "timed out"
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -342,7 +344,7 @@ class ServerRuntime:
             )
             session = ClientSession(protocol, handlers, **options)
             session.origin = "stdio:" + shlex.join(config.command)
-            client = await stack.enter_async_context(connect(transport, session))
+            client = await stack.enter_async_context(connect_process(transport, session))
             process = transport.process
             return client, (process.wait() if process is not None else None)
         if config.transport == "sse":
