@@ -14,7 +14,8 @@ fails :func:`test_every_python_sample_is_marked`):
     a complete program: run with this interpreter in that folder, after the blocks above it
     on the page, within :data:`TIMEOUT` seconds; it must exit 0. If the next block is a
     ```` ```text ```` block marked ``<!-- sample: output -->``, the program's output must be
-    exactly that text. A server sample is exercised by a program that connects to it.
+    exactly that text. A server sample is exercised by a program that connects to it. The
+    page's python files and programs are then type-checked with ``mypy --strict``.
 ``<!-- sample: fragment -->``
     a piece of a program (``async with`` and ``await`` at top level allowed): it is wrapped in
     an ``async def`` and type-checked, with every other fragment, by ``mypy --strict``
@@ -42,6 +43,8 @@ DOCS = REPO_ROOT / "docs"
 WALKTHROUGH = DOCS / "tutorial"
 MARKER = re.compile(r"^<!-- sample: (program|fragment|sh|output|file [\w./-]+) -->$")
 TIMEOUT = 60.0
+#: An installed runtime needs none of this; from the checkout, jsonschema has no stubs.
+MYPY_INI = "[mypy]\n[mypy-jsonschema.*]\nignore_missing_imports = True\n"
 
 
 @dataclass
@@ -97,6 +100,12 @@ def environment() -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for every check of this module: the runtime is analysed once."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
 def test_every_python_sample_is_marked() -> None:
     unmarked = [b.where for b in all_blocks() if b.language == "python" and b.marker in (None, "output", "sh")]
     assert not unmarked, (
@@ -114,15 +123,19 @@ def pages_with_programs() -> list[Path]:
 @pytest.mark.parametrize(
     "page", pages_with_programs(), ids=lambda page: str(page.relative_to(REPO_ROOT))
 )
-def test_the_programs_of_a_page_run(page: Path, tmp_path: Path) -> None:
+def test_the_programs_of_a_page_run(page: Path, tmp_path: Path, mypy_cache: Path) -> None:
     blocks = blocks_of(page)
     ran = 0
+    checked: list[str] = []
     for index, block in enumerate(blocks):
         following = blocks[index + 1] if index + 1 < len(blocks) else None
         if block.marker is None or block.marker in ("fragment", "output"):
             continue
         if block.marker.startswith("file "):
-            (tmp_path / block.marker.removeprefix("file ")).write_text(block.text, encoding="utf-8")
+            name = block.marker.removeprefix("file ")
+            (tmp_path / name).write_text(block.text, encoding="utf-8")
+            if name.endswith(".py"):
+                checked.append(name)
         elif block.marker == "sh":
             for command in filter(str.strip, block.text.splitlines()):
                 result = subprocess.run(
@@ -143,10 +156,18 @@ def test_the_programs_of_a_page_run(page: Path, tmp_path: Path) -> None:
                     f"{block.where} printed\n{result.stdout}\nnot what {following.where} shows"
                 )
             ran += 1
+            checked.append(program.name)
     assert ran
+    # what ran is typed as well: the page's python files and programs, as a user's CI would
+    (tmp_path / "mypy.ini").write_text(MYPY_INI)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini", "--cache-dir", str(mypy_cache), *checked],
+        cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, f"{page.relative_to(REPO_ROOT)}: mypy --strict\n{result.stdout}{result.stderr}"
 
 
-def test_fragments_type_check(tmp_path: Path) -> None:
+def test_fragments_type_check(tmp_path: Path, mypy_cache: Path) -> None:
     fragments = [b for b in all_blocks() if b.marker == "fragment"]
     assert fragments, "no fragment found: the collector is broken"
     names: dict[str, Block] = {}
@@ -155,9 +176,9 @@ def test_fragments_type_check(tmp_path: Path) -> None:
         body = textwrap.indent(block.text, "    ")
         (tmp_path / name).write_text(f"async def _fragment() -> None:\n{body}    return None\n", encoding="utf-8")
         names[name] = block
-    (tmp_path / "mypy.ini").write_text("[mypy]\n[mypy-jsonschema.*]\nignore_missing_imports = True\n")
+    (tmp_path / "mypy.ini").write_text(MYPY_INI)
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini", *names],
+        [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini", "--cache-dir", str(mypy_cache), *names],
         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=300,
     )
     report = result.stdout + result.stderr
