@@ -23,6 +23,7 @@ from typedmcp_codegen.pins import load_pins
 
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 ADJACENT = list(itertools.pairwise(RELEASED))
+#: The pair whose report docs/reference/diff-example.md shows.
 README_PAIR = ("2025-06-18", "2025-11-25")
 
 
