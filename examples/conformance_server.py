@@ -28,8 +28,8 @@ with nothing of it.
     python examples/conformance_server.py --port 3001                   # http://127.0.0.1:3001/mcp
 
 With ``MCP_REDIS_URL`` set, several of these processes (behind one load balancer) share their
-state in Redis: changes, tasks, resumable streams, sessions (see README, "Deploying on
-several workers or machines").
+state in Redis: changes, tasks, resumable streams, sessions (see ``docs/how-to/workers.md``,
+"Several workers on Redis").
 """
 
 from __future__ import annotations

@@ -165,6 +165,21 @@ def test_ci_scripts_do_not_turn_a_failed_install_into_success() -> None:
                 assert "|| true" not in line and "|| :" not in line, f"{script}:{number}: {line}"
 
 
+def test_ci_builds_the_documentation_strictly() -> None:
+    """.ci/run installs the ``docs`` extra and runs ``mkdocs build --strict`` outside the
+    tree, never with ``--quiet`` (which hides the warnings ``--strict`` counts: a broken link
+    would pass); the extra pins mkdocs, Material and mkdocstrings to a major version."""
+    script = (REPO_ROOT / ".ci" / "run").read_text()
+    install = script.index("pip install -q -e '.[docs]'")
+    build = next(line for line in script.splitlines() if ".venv/bin/mkdocs build" in line)
+    assert script.index(build) > install > script.index(".venv/bin/ruff check .")
+    assert "--strict" in build and "--site-dir" in build and "--quiet" not in build and " -q" not in build
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text()
+    for pin in ('"mkdocs>=1.6,<2"', '"mkdocs-material>=9.5,<10"', '"mkdocstrings[python]>=1.0,<2"'):
+        assert pin in pyproject
+    assert "site/" in (REPO_ROOT / ".gitignore").read_text().splitlines()
+
+
 # -- scripts/conformance.sh: flaky client scenarios -------------------------------------------
 
 FAKE_HARNESS = """#!/usr/bin/env bash

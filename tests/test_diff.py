@@ -23,6 +23,7 @@ from typedmcp_codegen.pins import load_pins
 
 TINY = FIXTURES / "schemas" / "tiny" / "schema.json"
 ADJACENT = list(itertools.pairwise(RELEASED))
+#: The pair whose report docs/reference/diff-example.md shows.
 README_PAIR = ("2025-06-18", "2025-11-25")
 
 
@@ -373,15 +374,15 @@ def test_side_of_a_loaded_schema_keeps_its_label(offline_source: SchemaSource) -
     assert (side.label, side.revision, side.era) == ("mine", "2025-03-26", "handshake")
 
 
-# the README shows the 2025-06-18 -> 2025-11-25 report as the command prints it
+# the documentation shows the 2025-06-18 -> 2025-11-25 report as the command prints it
 
 
-def test_readme_shows_the_current_report() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_show_the_current_report() -> None:
+    page = (REPO_ROOT / "docs" / "reference" / "diff-example.md").read_text(encoding="utf-8")
     begin = "<!-- diff 2025-06-18 2025-11-25 -->\n"
     end = "<!-- end of diff -->"
-    assert begin in readme, "the README embeds the report between these markers"
-    embedded = readme.split(begin, 1)[1].split(end, 1)[0]
+    assert begin in page, "docs/reference/diff-example.md embeds the report between these markers"
+    embedded = page.split(begin, 1)[1].split(end, 1)[0]
     printed = invoke("diff", *README_PAIR).output
     # embedded as a fenced block under a collapsed <details>
     assert printed in embedded, "refresh it: mcp-codegen diff 2025-06-18 2025-11-25"

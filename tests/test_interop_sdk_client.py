@@ -716,7 +716,7 @@ async def test_tool_list_changed_notification_reaches_the_message_handler() -> N
         assert inbox.methods() == ["notifications/tools/list_changed"]
 
 
-# -- the README demo -------------------------------------------------------------------------
+# -- the example weather server (examples/weather_server.py) ---------------------------------
 
 
 async def test_weather_demo_server() -> None:

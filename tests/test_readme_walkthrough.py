@@ -1,7 +1,8 @@
-"""The README's vendoring walk-through, run as written (issue 11).
+"""The tutorial's vendoring walk-through, run as written (issues 11 and 17).
 
-The section "Vendor a revision into your project" is read block by block, in order, into an
-empty project folder: each ``sh`` block's lines are run (``pip install`` excepted: the test
+The tutorial's four pages (:data:`PAGES`: vendor a revision, first server, first client,
+upgrade; it was the README's section "Vendor a revision into your project") are read block by
+block, in order, into one empty project folder: each ``sh`` block's lines are run (``pip install`` excepted: the test
 runs in the installed venv, whose ``bin`` comes first on ``PATH``); a ``python`` block marked
 ``<!-- walkthrough: FILE -->`` is written to FILE; a ``diff`` block marked
 ``<!-- walkthrough: patch FILE -->`` is applied to FILE; a ``text`` block marked
@@ -24,8 +25,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-README = REPO_ROOT / "README.md"
-SECTION = "## Vendor a revision into your project"
+TUTORIAL = REPO_ROOT / "docs" / "tutorial"
+#: The walk-through's pages, in the order they are read (each continues the last).
+PAGES = ("vendoring.md", "first-server.md", "first-client.md", "upgrading.md")
 MARKER = re.compile(r"^<!-- walkthrough: (.+) -->$")
 
 
@@ -37,12 +39,13 @@ class Block:
 
 
 def walkthrough() -> list[Block]:
-    text = README.read_text(encoding="utf-8")
-    assert SECTION in text, "the README has no vendoring walk-through"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    """Every fenced block of the tutorial's pages, in order, each with its marker."""
+    missing = [name for name in PAGES if not (TUTORIAL / name).is_file()]
+    assert not missing, f"the tutorial has no {missing} (docs/tutorial/)"
+    text = "\n".join((TUTORIAL / name).read_text(encoding="utf-8") for name in PAGES)
     blocks: list[Block] = []
     marker: str | None = None
-    lines = iter(section.splitlines())
+    lines = iter(text.splitlines())
     for line in lines:
         found = MARKER.match(line)
         if found:

@@ -4,7 +4,8 @@ Every step is a pure function over a deep copy of the schema document. None chan
 instances the schema accepts (``discriminator`` is an annotation that JSON Schema validators
 ignore); a test checks that against the official examples. The two documented exceptions are
 the upstream :data:`ERRATA` and one leniency the specification itself prescribes
-(:func:`default_result_type`). See docs in the README for why each step exists.
+(:func:`default_result_type`). Why each step exists: each function's docstring (the documentation's "How it works",
+``docs/explanation/how-it-works.md``, gives the pipeline).
 """
 
 from __future__ import annotations
