@@ -270,7 +270,8 @@ class ClientSession(Session):
                 if supported and not common and not any(p.version in supported for p in handshake):
                     raise VersionError(
                         f"the server speaks {', '.join(supported)}; this client speaks "
-                        f"{', '.join(p.version for p in self.packages)}"
+                        f"{', '.join(p.version for p in self.packages)} "
+                        f"(the server said: {clip(error.message, 400)})"
                     ) from None
                 if error.code in MODERN_ERRORS and not supported:
                     raise  # a stateless-era server refused the probe itself
