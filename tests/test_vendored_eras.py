@@ -114,7 +114,7 @@ def test_without_the_step_a_2026_client_is_told_why_and_how(
             assert client.session.era == "handshake"
             assert client.session.protocol_version == "2025-06-18"
 
-    with caplog.at_level(logging.WARNING, logger="typedmcp"):
+    with caplog.at_level(logging.INFO, logger="typedmcp"):
         asyncio.run(body())
     assert any("both_eras=True" in record.message for record in caplog.records)
 

@@ -280,7 +280,7 @@ class Session:
             expected = self._expected[id(spec)] = expected_results(spec)
         if isinstance(result, expected):  # (a model was checked when it was built)
             return
-        if type(result) is dict or isinstance(result, BaseModel):
+        if isinstance(result, dict | BaseModel):
             try:  # (caching hints a stateless-era server adds later may be missing here)
                 validate_any_result(spec, lifted(spec.result_type, to_wire(result)))
             except ValidationError as error:

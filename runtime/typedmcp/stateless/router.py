@@ -85,7 +85,7 @@ class EraRouter:
         """-32022 for a 2026-07-28 request (``server/discover``, or a version in ``_meta``)
         to a server whose package speaks only the handshake era: the error names the
         versions it does speak (a dual-era client falls back to ``initialize``) and how to
-        serve 2026-07-28 too; the server's log says so once."""
+        serve 2026-07-28 too; the server's log says so once (at INFO)."""
         meta = modern_meta(params)
         requested = meta.get(PROTOCOL_VERSION_KEY) if meta is not None else None
         package = legacy.own_package.module.__name__ if legacy.own_package else "?"
@@ -96,9 +96,9 @@ class EraRouter:
             f"the server with {BOTH_ERAS_OPTION}=True (run_stdio, serve, http_app), which adds "
             "the runtime's bundled 2026-07-28 package"
         )
-        if not self._told_both_eras:
+        if not self._told_both_eras:  # (info: a dual-era client's probe is routine)
             self._told_both_eras = True
-            logger.warning("a 2026-07-28 request was refused: %s", fix)
+            logger.info("a 2026-07-28 request was refused: %s", fix)
         shown = clip(requested) if isinstance(requested, str) else "2026-07-28"
         return RpcError(
             UNSUPPORTED_PROTOCOL_VERSION,
