@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,9 +22,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import free_port, wait_listening
 
 import mcp_generated.v2026_07_28 as modern
-from typedmcp import VersionError, connect_memory, connect_stdio
+from typedmcp import VersionError, connect_http, connect_memory, connect_stdio
 from typedmcp.connecting import connect_direct
 from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.protocol.meta import UNSUPPORTED_PROTOCOL_VERSION
@@ -52,7 +54,16 @@ class Weather(server.ServerHandlers):
         return models.CallToolResult(content=[models.TextContent(type="text", text="Sunny")])
 
 
-run_stdio(Weather(), both_eras="--both-eras" in sys.argv)
+both_eras = "--both-eras" in sys.argv
+if "--http" in sys.argv:
+    import uvicorn
+
+    from typedmcp import http_app
+
+    port = int(sys.argv[sys.argv.index("--http") + 1])
+    uvicorn.run(http_app(Weather(), both_eras=both_eras), host="127.0.0.1", port=port, log_level="warning")
+else:
+    run_stdio(Weather(), both_eras=both_eras)
 '''
 
 
@@ -170,3 +181,34 @@ def test_over_stdio_both_eras_is_one_keyword_of_run_stdio(vendored: ModuleType, 
             assert called.content[0].text == "Sunny"
 
     asyncio.run(asyncio.wait_for(body(), 60))
+
+
+@pytest.mark.parametrize("step", [True, False], ids=["both_eras", "without"])
+def test_over_http_both_eras_is_one_keyword_of_http_app(vendored: ModuleType, step: bool) -> None:
+    root = Path(vendored.__file__ or "").parent.parent
+    port = free_port()
+    command = [sys.executable, str(root / "server.py"), "--http", str(port), *(["--both-eras"] if step else [])]
+    process = subprocess.Popen(command, cwd=root)
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def body() -> None:
+        if not step:
+            with pytest.raises(VersionError) as refused:
+                async with connect_http(url, protocol=modern, legacy_sse_fallback=False, remember_era=False):
+                    pass
+            assert f"this server's package {VENDORED} speaks only 2025-06-18" in str(refused.value)
+            assert "both_eras=True" in str(refused.value)
+            async with connect_http(url, protocol=[modern, vendored], remember_era=False) as client:
+                assert client.session.era == "handshake"
+                assert (await client.call_tool(name="weather", arguments={})).content[0].text == "Sunny"
+            return
+        async with connect_http(url, protocol=modern, remember_era=False) as client:
+            assert client.session.era == "stateless"
+            assert (await client.call_tool(name="weather", arguments={})).content[0].text == "Sunny"
+
+    try:
+        wait_listening(process, port)
+        asyncio.run(asyncio.wait_for(body(), 60))
+    finally:
+        process.terminate()
+        process.wait(10)

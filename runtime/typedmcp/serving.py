@@ -9,11 +9,13 @@ them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 from .engine.jsonrpc import Engine
+from .protocol.packages import package_of
 from .protocol.server import ServerSession
 from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 
@@ -84,7 +86,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
     """
-    from .stateless.router import BOTH_ERAS_OPTION, MODERN_OPTIONS, Eras
+    from .stateless.router import BOTH_ERAS_OPTION, MODERN_OPTIONS, Eras, refuse_stateless
     from .transports.http_server import HttpApp
     from .transports.http_stateless import ModernEndpoint
 
@@ -112,8 +114,13 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
         from .state import share_cancels
 
         share_cancels(state, endpoint)
+    refusal = None
+    if modern is None:  # a 2026-07-28 request is told why not, and how to serve it
+        supported = [p.version for p in eras.handshake]
+        refusal = functools.partial(refuse_stateless, package_of(handlers).__name__, supported)
     return HttpApp(
         make_session if eras.handshake else None,
+        refuse_stateless=refusal,
         path=path,
         modern=endpoint,
         legacy_versions=[p.version for p in eras.handshake],

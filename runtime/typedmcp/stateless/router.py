@@ -82,29 +82,14 @@ class EraRouter:
         return None
 
     def _no_stateless_era(self, legacy: ServerSession, params: Any) -> RpcError:
-        """-32022 for a 2026-07-28 request (``server/discover``, or a version in ``_meta``)
-        to a server whose package speaks only the handshake era: the error names the
-        versions it does speak (a dual-era client falls back to ``initialize``) and how to
-        serve 2026-07-28 too; the server's log says so once (at INFO)."""
-        meta = modern_meta(params)
-        requested = meta.get(PROTOCOL_VERSION_KEY) if meta is not None else None
+        """:func:`refuse_stateless` for this connection's handshake session; the server's
+        log says so once (at INFO: a dual-era client's discover probe is routine)."""
         package = legacy.own_package.module.__name__ if legacy.own_package else "?"
-        supported = legacy.supported_versions
-        fix = (
-            f"this server's package {package} speaks only {', '.join(supported)} (the "
-            f"handshake era: send initialize first); to serve 2026-07-28 from it too, start "
-            f"the server with {BOTH_ERAS_OPTION}=True (run_stdio, serve, http_app), which adds "
-            "the runtime's bundled 2026-07-28 package"
-        )
-        if not self._told_both_eras:  # (info: a dual-era client's probe is routine)
+        error = refuse_stateless(package, legacy.supported_versions, params)
+        if not self._told_both_eras:
             self._told_both_eras = True
-            logger.info("a 2026-07-28 request was refused: %s", fix)
-        shown = clip(requested) if isinstance(requested, str) else "2026-07-28"
-        return RpcError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {shown}: {fix}",
-            {"supported": supported, **({"requested": requested} if requested is not None else {})},
-        )
+            logger.info("a 2026-07-28 request was refused: %s", error.message)
+        return error
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
         modern = self._stateless(method, params)
@@ -148,6 +133,24 @@ class EraRouter:
             return
         if self.legacy is not None:
             await self.legacy.on_notification(method, params)
+
+
+def refuse_stateless(package: str, supported: list[str], params: Any) -> RpcError:
+    """-32022 for a 2026-07-28 request (``server/discover``, or a version in ``_meta``) to a
+    server whose package speaks only the handshake era: the error names the versions it
+    does speak (``data.supported``: a dual-era client falls back to ``initialize``), its
+    package, and how to serve 2026-07-28 too."""
+    meta = modern_meta(params)
+    requested = meta.get(PROTOCOL_VERSION_KEY) if meta is not None else None
+    shown = clip(requested) if isinstance(requested, str) else "2026-07-28"
+    return RpcError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        f"Unsupported protocol version {shown}: this server's package {package} speaks only "
+        f"{', '.join(supported)} (the handshake era: send initialize first); to serve "
+        f"2026-07-28 from it too, start the server with {BOTH_ERAS_OPTION}=True (run_stdio, "
+        "serve, http_app), which adds the runtime's bundled 2026-07-28 package",
+        {"supported": supported, **({"requested": requested} if requested is not None else {})},
+    )
 
 
 MODERN_OPTIONS = (
