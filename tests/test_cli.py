@@ -129,27 +129,103 @@ def test_all_with_one_schema_file(tmp_path: Path) -> None:
 
 def test_missing_schema_without_network(tmp_path: Path) -> None:
     """draft is not shipped (it changes upstream): offline, without a schema dir, it is missing."""
-    (tmp_path / "empty").mkdir()
     before = snapshot(tmp_path)
-    result = invoke(
-        "--version",
-        "draft",
-        "--offline",
-        "--schema-dir",
-        tmp_path / "empty",
-        "--out",
-        tmp_path / "out",
-    )
+    result = invoke("--version", "draft", "--offline", "--out", tmp_path / "out")
     pin = load_pins().find("draft")
     assert pin is not None
+    assert_clean_error(result, "revision draft", f"{pin.url} (download disabled)", "--schema-dir")
+    assert snapshot(tmp_path) == before
+
+
+# a schema folder the user names must be there, and hold the revision (issue 17, item 5):
+# before, --schema-dir /nope and MCP_CODEGEN_SCHEMA_DIR=/nope fell back to the shipped schemas
+
+
+@pytest.mark.parametrize("named_by", ["flag", "env"])
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_schema_dir_that_is_no_folder_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named_by: str, kind: str
+) -> None:
+    folder = tmp_path / "nope"
+    if kind == "file":
+        folder.write_text("not a folder")
+    before = snapshot(tmp_path)
+    if named_by == "env":
+        monkeypatch.setenv(SCHEMA_DIR_ENV, str(folder))
+        result = invoke("--version", "2025-06-18", "--out", tmp_path / "out")
+        named = f"{SCHEMA_DIR_ENV}={folder}"
+    else:
+        result = invoke("--version", "2025-06-18", "--schema-dir", folder, "--out", tmp_path / "out")
+        named = f"--schema-dir {folder}"
+    what = "does not exist" if kind == "missing" else "is a file, not a folder"
     assert_clean_error(
-        result,
-        "revision draft",
-        str(tmp_path / "empty" / "draft" / "schema.json"),
-        f"{pin.url} (download disabled)",
-        "--schema-dir",
+        result, f"error: {named}: {what}", "<revision>/schema.json",
+        str(folder / "2025-06-18" / "schema.json"), "shipped with mcp-codegen",
     )
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("named_by", ["flag", "env"])
+def test_a_schema_dir_without_the_revision_is_refused_naming_what_it_holds(
+    tmp_path: Path, spec_dir: Path, monkeypatch: pytest.MonkeyPatch, named_by: str
+) -> None:
+    schemas = tmp_path / "schemas"
+    (schemas / "2025-06-18").mkdir(parents=True)
+    shutil.copy(spec_dir / "2025-06-18" / "schema.json", schemas / "2025-06-18" / "schema.json")
+    before = snapshot(tmp_path)
+    if named_by == "env":
+        monkeypatch.setenv(SCHEMA_DIR_ENV, str(schemas))
+        result = invoke("--version", "2024-11-05", "--out", tmp_path / "out")
+        named, fix = f"{SCHEMA_DIR_ENV}={schemas}", f"unset {SCHEMA_DIR_ENV}"
+    else:
+        result = invoke("--version", "2024-11-05", "--schema-dir", schemas, "--out", tmp_path / "out")
+        named, fix = f"--schema-dir {schemas}", "leave out --schema-dir"
+    assert_clean_error(
+        result, f"error: {named} has no 2024-11-05/schema.json (it holds 2025-06-18)",
+        str(schemas / "2024-11-05" / "schema.json"), fix,
+    )
+    assert snapshot(tmp_path) == before
+    # the revision it holds is generated from it
+    held = invoke("--version", "2025-06-18", "--schema-dir", schemas, "--out", tmp_path / "out")
+    assert held.exit_code == 0, held.output
+
+
+@pytest.mark.parametrize(
+    ("variable", "meant"),
+    [
+        ("MCP_CODEGEN_SCHEMADIR", SCHEMA_DIR_ENV),
+        ("MCP_CODEGEN_SCHEMA_DIRS", SCHEMA_DIR_ENV),
+        ("MCP_CODEGEN_OFLINE", OFFLINE_ENV),
+    ],
+)
+def test_a_misspelt_variable_is_warned_of_with_the_closest_known_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, meant: str
+) -> None:
+    monkeypatch.setenv(variable, str(tmp_path / "nope"))
+    result = invoke("--version", "2025-06-18", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        f"warning: {variable} is set, but mcp-codegen reads no such variable; did you mean {meant}?\n"
+    )
+    assert result.stdout.startswith("wrote ")
+
+
+def test_an_unknown_variable_far_from_any_is_warned_of_with_the_known_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MCP_CODEGEN_COLOUR", "1")
+    result = invoke("--list")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "warning: MCP_CODEGEN_COLOUR is set, but mcp-codegen reads no such variable; it reads "
+        f"{SCHEMA_DIR_ENV}, {CACHE_DIR_ENV}, {OFFLINE_ENV}, MCP_CODEGEN_DEBUG\n"
+    )
+
+
+def test_the_known_variables_draw_no_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_CODEGEN_DEBUG", "")
+    result = invoke("--list")
+    assert result.exit_code == 0 and result.stderr == ""
 
 
 def test_released_revision_generates_offline_from_the_shipped_schema(

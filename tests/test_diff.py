@@ -151,8 +151,14 @@ def test_2025_11_25_to_2026_07_28_is_the_stateless_era() -> None:
     assert removed.breaks == ("handler code", "calling code")
     find(report, "methods", "server/discover", "request added")
     find(report, "signatures", "ServerHandlers.initialize", "method removed")
-    required = find(report, "methods", "tools/list", "result field added (required)", "ttlMs")
-    assert required.breaks == ("handler code",)
+    # 2026-07-28 requires ttlMs, but the models default it (as resultType): no handler breaks
+    hint = find(report, "methods", "tools/list", "result field added (optional)", "ttlMs")
+    assert hint.breaks == ()
+    required = find(
+        report, "methods", "tools/list", "params field added (required)",
+        "_meta.io.modelcontextprotocol/protocolVersion",
+    )
+    assert required.breaks == ("calling code",)
 
 
 # what breaks and what does not, on a small schema

@@ -242,7 +242,7 @@ async def test_our_client_in_the_stateless_era(reaper: Any, config_file: Path) -
                 assert "modern__forecast" in names
                 seen: list[float] = []
                 client.session.progress_callbacks["p"] = lambda note: seen.append(note.progress)
-                done = await client.call_tool(name="old__progress", meta={"progressToken": "p"})  # type: ignore[arg-type]
+                done = await client.call_tool(name="old__progress", meta={"progressToken": "p"})
                 assert text_of(done) == "progressed" and seen == [1, 2, 3]
                 echoed = await client.call_tool(name="new__echo", arguments={"text": "x"})
                 assert json.loads(text_of(echoed)) == {"text": "x"}

@@ -309,7 +309,7 @@ async def test_a_parked_call_carries_progress_and_errors_as_a_direct_one(reaper:
         with anyio.fail_after(LIMIT):
             seen: list[float] = []
             client.session.progress_callbacks["t"] = lambda note: seen.append(note.progress)
-            done = await client.call_tool(name="modern__progress", meta={"progressToken": "t"})  # type: ignore[arg-type]
+            done = await client.call_tool(name="modern__progress", meta={"progressToken": "t"})
             assert text_of(done) == "progressed" and seen == [1, 2, 3]
             with pytest.raises(RpcError, match="no tool named 'nope'") as unknown:
                 await client.call_tool(name="nope", arguments={})

@@ -211,10 +211,29 @@ def test_every_released_revision_loads_from_the_shared_folder(
 
 
 def test_schema_dir_env_var_is_honoured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("from-env", "explicit"):
+        (tmp_path / name).mkdir()
     monkeypatch.setenv(SCHEMA_DIR_ENV, str(tmp_path / "from-env"))
-    assert SchemaSource.from_environment().schema_dir == tmp_path / "from-env"
+    from_env = SchemaSource.from_environment()
+    assert (from_env.schema_dir, from_env.schema_dir_named_by) == (tmp_path / "from-env", SCHEMA_DIR_ENV)
     explicit = SchemaSource.from_environment(schema_dir=tmp_path / "explicit")
-    assert explicit.schema_dir == tmp_path / "explicit"
+    assert (explicit.schema_dir, explicit.schema_dir_named_by) == (tmp_path / "explicit", "--schema-dir")
+
+
+def test_a_named_schema_dir_must_exist(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(SCHEMA_DIR_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(CodegenError, match=f"{SCHEMA_DIR_ENV}=.*nowhere: does not exist"):
+        SchemaSource.from_environment()
+    with pytest.raises(CodegenError, match=r"--schema-dir .*elsewhere: does not exist"):
+        SchemaSource.from_environment(schema_dir=tmp_path / "elsewhere")
+
+
+def test_unknown_codegen_variables_are_named_with_the_closest_known_one() -> None:
+    environ = {"MCP_CODEGEN_SCHEMADIR": "x", SCHEMA_DIR_ENV: "y", "MCP_CODEGEN_CACHEDIR": "z", "HOME": "/"}
+    assert load.unknown_environment(environ) == [
+        f"MCP_CODEGEN_CACHEDIR is set, but mcp-codegen reads no such variable; did you mean {CACHE_DIR_ENV}?",
+        f"MCP_CODEGEN_SCHEMADIR is set, but mcp-codegen reads no such variable; did you mean {SCHEMA_DIR_ENV}?",
+    ]
 
 
 def test_schema_dir_env_var_is_used_for_lookup(

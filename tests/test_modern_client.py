@@ -230,7 +230,7 @@ async def test_a_session_log_level_and_a_per_request_one_go_in_meta(transport: s
         meta_text, _ = texts(await client.call_tool(name="meta"))
         assert json.loads(meta_text)[LOG_LEVEL_KEY] == "debug"
         await client.session.set_log_level(None)
-        meta_text, _ = texts(await client.call_tool(name="meta", meta={LOG_LEVEL_KEY: "error"}))  # type: ignore[arg-type]
+        meta_text, _ = texts(await client.call_tool(name="meta", meta={LOG_LEVEL_KEY: "error"}))
         assert json.loads(meta_text)[LOG_LEVEL_KEY] == "error"
 
 
@@ -400,7 +400,7 @@ async def test_progress_reaches_the_hook_and_a_registered_callback(transport: st
     async with connected(transport, hooks) as client:
         seen: list[tuple[float, float | None, str | None]] = []
         client.session.progress_callbacks["tick"] = lambda p: seen.append((p.progress, p.total, p.message))
-        result = await client.call_tool(name="progress", meta={"progressToken": "tick"})  # type: ignore[arg-type]
+        result = await client.call_tool(name="progress", meta={"progressToken": "tick"})
         assert texts(result) == ["progressed"]
         await eventually(lambda: len(seen) == 3)
         assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]

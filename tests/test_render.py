@@ -188,7 +188,8 @@ def test_send_methods_take_required_keywords_first_with_plain_scalars() -> None:
     assert arguments == [
         ("max_tokens", "int"),
         ("temperature", "int | float | None"),
-        ("meta", "dict[str, Any] | None"),  # _meta is never required in a send signature
+        # _meta is never required in a send signature, and takes a plain mapping too
+        ("meta", "dict[str, Any] | Mapping[str, Any] | None"),
     ]
     defaults = [None if d is None else ast.unparse(d) for d in method.args.kw_defaults]
     assert defaults == [None, "None", "None"]  # only the required keyword has no default

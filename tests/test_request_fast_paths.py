@@ -86,7 +86,7 @@ def test_the_callers_own_meta_is_checked_and_sent_beside_ours() -> None:
         handlers = Plain()
         async with connect_direct(handlers) as client:
             with pytest.raises(ValidationError, match="progressToken"):
-                await client.call_tool(name="echo", meta={"progressToken": 1.5})  # type: ignore[arg-type]
+                await client.call_tool(name="echo", meta={"progressToken": 1.5})  # checked at run time
             await client.call_tool(name="echo", meta={"progressToken": "p", "x/trace": "t1"})
             meta = handlers.seen["meta"]
             assert meta["progressToken"] == "p" and meta["x/trace"] == "t1"

@@ -1,10 +1,12 @@
 """A caller typed with a newer revision reads an older server's results (the lift).
 
 The default client (``protocol="auto"`` with no handlers) is typed with the newest package,
-2026-07-28, whose list results and ``resources/read`` result require ``ttlMs`` and
-``cacheScope``. A handshake-era server never sends them, so the client fills what the older
-server left unsaid with its meaning (``ABSENT_RESULT_FIELDS``: immediately stale, private)
-before validating. Every required field any newer revision adds to a result must be covered.
+2026-07-28, whose list results and ``resources/read`` result carry ``ttlMs`` and
+``cacheScope``. A handshake-era server never sends them, so what the older server left
+unsaid means ``ABSENT_RESULT_FIELDS`` (immediately stale, private): the models default
+them so (``rewrite.default_cache_hints``), and any other field a newer revision requires
+is filled from that table before validating (:func:`lifted`). Every field a newer revision
+adds to a result must be covered, by a default of that meaning or by the table.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Any
 
 import pytest
 from conftest import RELEASED
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from typedmcp.connecting import connect_direct, connect_memory
-from typedmcp.protocol.results import ABSENT_RESULT_FIELDS, lifted, required_wire_names
+from typedmcp.protocol.results import ABSENT_RESULT_FIELDS, lifted
 from mcp_generated import v2024_11_05, v2025_06_18, v2025_11_25
 from mcp_generated.v2024_11_05 import models
 from mcp_generated.v2024_11_05.server import ServerHandlers
@@ -34,8 +36,9 @@ def wire_names(model: Any) -> set[str]:
     return {info.alias or name for name, info in model.model_fields.items()}
 
 
-def added_required_result_fields() -> set[tuple[str, str, str, str]]:
-    """(newer, older, method, field) for each required result field the older lacks."""
+def added_result_fields() -> set[tuple[str, str, str, str, bool, Any]]:
+    """(newer, older, method, field, required, default) for each result field the newer
+    revision has and the older lacks (optional fields without a default left out)."""
     found = set()
     for index, newer in enumerate(RELEASED):
         for older in RELEASED[:index]:
@@ -45,29 +48,51 @@ def added_required_result_fields() -> set[tuple[str, str, str, str]]:
                 new_type, old_type = spec.result_type, old.result_type if old else None
                 if not (isinstance(old_type, type) and issubclass(old_type, BaseModel)):
                     continue
-                for field in required_wire_names(new_type) - wire_names(old_type):
-                    found.add((newer, older, method, field))
+                for name, info in new_type.model_fields.items():
+                    field = info.alias or name
+                    if field in wire_names(old_type) or (not info.is_required() and info.default is None):
+                        continue
+                    if field == "resultType":  # absent means "complete": the spec says so
+                        continue
+                    default = None if info.is_required() else info.default
+                    found.add((newer, older, method, field, info.is_required(), default))
     return found
 
 
-def test_every_required_result_field_a_newer_revision_adds_has_a_meaning_when_absent() -> None:
-    added = added_required_result_fields()
+def test_every_result_field_a_newer_revision_adds_has_a_meaning_when_absent() -> None:
+    added = added_result_fields()
     assert added, "the check sees the fields 2026-07-28 adds (ttlMs, cacheScope)"
     uncovered = sorted(item for item in added if item[3] not in ABSENT_RESULT_FIELDS)
     assert uncovered == []  # a new revision added one: give it its meaning when absent
     assert {item[3] for item in added} == set(ABSENT_RESULT_FIELDS)  # and no stale entry
+    # a model's default for such a field says what the table says
+    defaulted = {(item[3], item[5]) for item in added if not item[4]}
+    assert defaulted == set(ABSENT_RESULT_FIELDS.items())
+
+
+class Cached(BaseModel):
+    """A result type that requires caching hints (as 2026-07-28's did before they had
+    defaults): what :func:`lifted` is for."""
+
+    tools: list[Any]
+    ttl_ms: int = Field(alias="ttlMs")
+    cache_scope: str = Field(alias="cacheScope")
 
 
 def test_lifting_fills_only_what_is_missing_and_leaves_its_input_alone() -> None:
-    model = package("2026-07-28").models.ListToolsResult
     raw = {"tools": []}
-    assert lifted(model, raw) == {"tools": [], "ttlMs": 0, "cacheScope": "private"}
+    assert lifted(Cached, raw) == {"tools": [], "ttlMs": 0, "cacheScope": "private"}
     assert raw == {"tools": []}
     given = {"tools": [], "ttlMs": 5, "cacheScope": "public"}
-    assert lifted(model, given) is given
+    assert lifted(Cached, given) is given
     task = {"task": {"taskId": "t"}}
-    assert lifted(model, task) is task  # an alternative result (a created task): as is
+    assert lifted(Cached, task) is task  # an alternative result (a created task): as is
     assert lifted(package("2026-07-28").models.CallToolResult, {"content": []}) == {"content": []}
+    # 2026-07-28's own list results need no lift: their defaults mean the same
+    model = package("2026-07-28").models.ListToolsResult
+    assert lifted(model, raw) is raw
+    read = model.model_validate(raw, by_name=False)
+    assert (read.ttl_ms, read.cache_scope) == (0, "private")
 
 
 class Library(ServerHandlers):

@@ -18,6 +18,7 @@ from typedmcp_codegen.rewrite import (
     add_discriminators,
     clean_doc_links,
     dedupe_defs,
+    default_cache_hints,
     default_result_type,
     empty_objects_as_maps,
     hoist_allof_props,
@@ -467,6 +468,50 @@ def test_default_result_type_leaves_handshake_era_schemas_alone() -> None:
     before = copy.deepcopy(document)
     default_result_type(document)
     assert document == before
+
+
+def cacheable_def(*required: str) -> JSONObject:
+    """A stateless-era cacheable result: ``ttlMs``, ``cacheScope`` and ``required``."""
+    properties: JSONObject = {
+        "ttlMs": {"type": "integer", "minimum": 0},
+        "cacheScope": {"type": "string", "enum": ["private", "public"]},
+        "tools": {"type": "array"},
+    }
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+def test_default_cache_hints_makes_them_optional_with_their_absent_meaning() -> None:
+    document = stateless_schema()
+    defs = document["$defs"]
+    defs["ListToolsResult"] = cacheable_def("cacheScope", "tools", "ttlMs")
+    defs["CacheableResult"] = cacheable_def("cacheScope", "ttlMs")
+    defs["HalfResult"] = {"type": "object", "properties": {"ttlMs": {"type": "integer"}}, "required": ["ttlMs"]}
+    default_cache_hints(document)
+    listed = defs["ListToolsResult"]
+    assert listed["required"] == ["tools"]
+    assert listed["properties"]["ttlMs"] == {"type": "integer", "minimum": 0, "default": 0}
+    assert listed["properties"]["cacheScope"]["default"] == "private"
+    assert "required" not in defs["CacheableResult"]  # emptied, so dropped
+    assert defs["HalfResult"]["required"] == ["ttlMs"]  # one hint alone: left as it is
+    handshake = schema({"InitializeRequest": tagged("method", "initialize"), "L": cacheable_def("ttlMs")})
+    before = copy.deepcopy(handshake)
+    default_cache_hints(handshake)
+    assert handshake == before
+
+
+def test_the_cache_hint_leniency_admits_missing_hints_and_no_wrong_ones(spec_dir: Path) -> None:
+    document = json.loads((spec_dir / "2026-07-28" / "schema.json").read_text())
+    validator_class = jsonschema.validators.validator_for(document)
+    strict = validator_class({**rewrite_for_models(document, lenient=False), "$ref": "#/$defs/ListToolsResult"})
+    fixed = validator_class({**rewrite_for_models(document), "$ref": "#/$defs/ListToolsResult"})
+    base: JSONObject = {"tools": [], "resultType": "complete"}
+    assert not strict.is_valid(base) and fixed.is_valid(base)
+    for hints, valid in (
+        ({"ttlMs": 5, "cacheScope": "public"}, True),
+        ({"ttlMs": -1}, False),
+        ({"cacheScope": "shared"}, False),
+    ):
+        assert fixed.is_valid({**base, **hints}) is valid, hints
 
 
 def test_the_result_type_leniency_admits_a_missing_result_type_and_nothing_else(

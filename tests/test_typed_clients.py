@@ -7,6 +7,10 @@ passed. Now ``client=acme_mcp.client.Client`` (or ``handlers=`` of that package)
 connection statically, through overloads, and its results are that package's models at run
 time; without either, the client is the newest ``mcp_generated`` revision's ``Client``.
 
+A send method's ``meta`` takes a plain mapping beside its model (issue 17, item 3): the
+2026-07-28 meta model requires what the runtime fills in itself, so
+``meta={"progressToken": ...}`` needed ``# type: ignore``.
+
 A model name the package does not define is an error too (the lazy ``models`` package
 hid its ``__getattr__`` from type checkers only since then: every unknown name was ``Any``).
 
@@ -132,6 +136,16 @@ async def default() -> None:
         reveal_type(also)  # reveal: mcp_generated.v2026_07_28.client.Client
 
 
+async def progress() -> None:
+    """Only a progress token (and keys of one's own) in meta: the runtime adds the rest."""
+    async with connect_stdio(["weather-server"]) as client:
+        await client.call_tool(name="weather", meta={"progressToken": "p1"})
+        await client.list_tools(meta={"progressToken": 7, "example.com/trace": "t1"})
+    async with connect_stdio(["weather-server"], client=acme.Client) as vendored:
+        await vendored.call_tool(name="weather", meta={"progressToken": "p2"})
+        await vendored.call_tool(name="weather", meta=models.ParamsMeta(progress_token="p3"))
+
+
 async def pinned() -> None:
     protocol = mcp_generated.v2025_11_25
     async with connect_stdio(["weather-server"], protocol=protocol) as bare:
@@ -170,6 +184,7 @@ async def main() -> None:
         await client.initialize()  # error: attr-defined
     async with connect_stdio(["weather-server"]) as default:
         await default.ping()  # error: attr-defined
+        await default.call_tool(name="weather", meta="p1")  # error: arg-type
     async with connect_stdio(["weather-server"], request_timout=3.0):  # error: call-overload
         pass
     async with connect_http("https://127.0.0.1:1/mcp", client=acme.Client, verfy=False):  # error: call-overload

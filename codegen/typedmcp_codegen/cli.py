@@ -22,7 +22,7 @@ from . import __version__
 from .diff import diff, load_side
 from .errors import CodegenError
 from .generate import generate_package, generate_revisions, generate_root
-from .load import SchemaSource, load_schema, shipped_schema_path
+from .load import DEBUG_ENV, SchemaSource, load_schema, shipped_schema_path, unknown_environment
 from .output import check_tree, write_tree
 from .pins import PinTable, load_pins, package_name
 
@@ -43,7 +43,7 @@ def finish(work: Callable[[], int]) -> None:
         click.echo(f"error: {error.problem}\n  fix: {error.fix}", err=True)
         code = EXIT_BAD_INPUT
     except Exception as exc:  # never a traceback for the user, unless asked for
-        if os.environ.get("MCP_CODEGEN_DEBUG"):
+        if os.environ.get(DEBUG_ENV):
             traceback.print_exc()
         click.echo(
             f"internal error: {type(exc).__name__}: {exc}\n"
@@ -96,6 +96,8 @@ def finish(work: Callable[[], int]) -> None:
 def main(context: click.Context, /, **options: Any) -> None:
     """Generate typed Python packages from the official MCP schema:
     mcp-codegen --version REVISION [--out FOLDER]."""
+    for warning in unknown_environment():
+        click.echo(f"warning: {warning}", err=True)
     if context.invoked_subcommand is None:
         finish(lambda: run(**options))
     given = [f"--{name.replace('_', '-')}" for name, value in options.items()

@@ -10,6 +10,7 @@ never cached).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ import urllib.request
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
@@ -39,6 +41,11 @@ if TYPE_CHECKING:
 SCHEMA_DIR_ENV = "MCP_CODEGEN_SCHEMA_DIR"
 CACHE_DIR_ENV = "MCP_CODEGEN_CACHE_DIR"
 OFFLINE_ENV = "MCP_CODEGEN_OFFLINE"
+DEBUG_ENV = "MCP_CODEGEN_DEBUG"
+#: Every environment variable mcp-codegen reads; another ``MCP_CODEGEN_*`` is a typo.
+ENV_PREFIX = "MCP_CODEGEN_"
+KNOWN_ENV = (SCHEMA_DIR_ENV, CACHE_DIR_ENV, OFFLINE_ENV, DEBUG_ENV)
+SCHEMA_DIR_FLAG = "--schema-dir"
 DOWNLOAD_TIMEOUT_SECONDS = 15.0
 #: The package whose data holds ``pins.json``, ``<revision>/schema.json`` and ``LICENSE``.
 SHIPPED_PACKAGE = "typedmcp_codegen.schema"
@@ -54,6 +61,10 @@ class SchemaSource:
     cache_dir: Path | None = None
     allow_download: bool = True
     use_shipped: bool = True
+    #: Who named ``schema_dir`` (``--schema-dir``, ``MCP_CODEGEN_SCHEMA_DIR``): a folder
+    #: the user asked for must hold the revision (no falling back to other places); None
+    #: (a source built in code) looks further.
+    schema_dir_named_by: str | None = None
 
     @classmethod
     def from_environment(
@@ -62,15 +73,67 @@ class SchemaSource:
         schema_dir: Path | None = None,
         offline: bool = False,
     ) -> SchemaSource:
-        """Fill unset places from ``MCP_CODEGEN_*`` variables and the XDG cache."""
+        """Fill unset places from ``MCP_CODEGEN_*`` variables and the XDG cache. A schema
+        folder that is not there (from ``--schema-dir`` or the environment) is refused."""
+        named_by = SCHEMA_DIR_FLAG if schema_dir is not None else None
         if schema_dir is None and os.environ.get(SCHEMA_DIR_ENV):
-            schema_dir = Path(os.environ[SCHEMA_DIR_ENV])
+            schema_dir, named_by = Path(os.environ[SCHEMA_DIR_ENV]), SCHEMA_DIR_ENV
+        if schema_dir is not None and named_by is not None:
+            check_schema_dir(schema_dir, named_by)
         return cls(
             schema_file=schema_file,
             schema_dir=schema_dir,
             cache_dir=default_cache_dir(),
             allow_download=not offline and not os.environ.get(OFFLINE_ENV),
+            schema_dir_named_by=named_by,
         )
+
+
+def _naming(named_by: str, folder: Path) -> str:
+    return f"{named_by} {folder}" if named_by.startswith("--") else f"{named_by}={folder}"
+
+
+def _leave_out(named_by: str) -> str:
+    return f"leave out {named_by}" if named_by.startswith("--") else f"unset {named_by}"
+
+
+def check_schema_dir(folder: Path, named_by: str) -> None:
+    """A schema folder the user named must be a folder; CodegenError otherwise."""
+    if folder.is_dir():
+        return
+    what = "is a file, not a folder" if folder.exists() else "does not exist"
+    raise CodegenError(
+        f"{_naming(named_by, folder)}: {what}",
+        f"point {named_by} at a folder holding <revision>/schema.json (e.g. "
+        f"{folder / '2025-06-18' / 'schema.json'}), or {_leave_out(named_by)} to use the "
+        "schemas shipped with mcp-codegen",
+    )
+
+
+def revisions_in(folder: Path) -> list[str]:
+    """The revisions a schema folder holds (``<revision>/schema.json``), sorted."""
+    try:
+        return sorted(d.name for d in folder.iterdir() if (d / "schema.json").is_file())
+    except OSError:
+        return []
+
+
+def unknown_environment(environ: Mapping[str, str] | None = None) -> list[str]:
+    """A warning for each ``MCP_CODEGEN_*`` variable mcp-codegen does not read (a typo such
+    as ``MCP_CODEGEN_SCHEMADIR``), naming the closest one it does read."""
+    found = os.environ if environ is None else environ
+    warnings = []
+    for name in sorted(found):
+        if not name.startswith(ENV_PREFIX) or name in KNOWN_ENV:
+            continue
+        # (compared without the prefix they share, which would make any name look close)
+        suffixes = {known.removeprefix(ENV_PREFIX): known for known in KNOWN_ENV}
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1, cutoff=0.6)
+        hint = (
+            f"did you mean {suffixes[close[0]]}?" if close else f"it reads {', '.join(KNOWN_ENV)}"
+        )
+        warnings.append(f"{name} is set, but mcp-codegen reads no such variable; {hint}")
+    return warnings
 
 
 @dataclass(frozen=True)
@@ -220,6 +283,14 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
         candidate = source.schema_dir / name / "schema.json"
         if candidate.is_file():
             return _read_file(candidate), str(candidate)
+        if source.schema_dir_named_by is not None:  # the folder the user asked for
+            named_by, present = source.schema_dir_named_by, revisions_in(source.schema_dir)
+            holds = f"it holds {', '.join(present[:10])}" if present else "it holds no <revision>/schema.json"
+            raise CodegenError(
+                f"{_naming(named_by, source.schema_dir)} has no {name}/schema.json ({holds})",
+                f"put the official schema of {name} at {candidate}, or {_leave_out(named_by)} "
+                "to use the schemas shipped with mcp-codegen",
+            )
         tried.append(f"{candidate} (missing)")
     assert pin is not None
     if pin.sha256 is not None and source.use_shipped:

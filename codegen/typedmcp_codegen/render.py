@@ -23,6 +23,9 @@ from .names import RUNTIME_INTERFACE, RUNTIME_PACKAGE
 from .pins import package_name
 
 TYPING_NAMES = frozenset({"Any", "Literal"})
+ABC_NAMES = frozenset({"Mapping"})
+#: What a send method's ``meta`` takes besides its model (from ``collections.abc``).
+MAPPING_ANNOTATION = "Mapping[str, Any]"
 QUOTE_RUN = re.compile(r'"{3,}')
 # The models use pydantic's strict scalars; signatures show the plain types they accept.
 PLAIN_SCALARS = {"StrictInt": "int", "StrictFloat": "float", "StrictBool": "bool", "StrictStr": "str"}
@@ -120,6 +123,7 @@ def render_stubs(
         ),
         "client.py": environment.get_template("client.py.j2").render(
             typing_imports=_typing_imports([*client_ops, *client_handlers]),
+            abc_imports=_abc_imports([*client_ops, *client_handlers]),
             outbound=views["client_requests"],
             outbound_notifications=views["client_notifications"],
             request_handlers=views["client_request_handlers"],
@@ -130,6 +134,7 @@ def render_stubs(
         ),
         "server.py": environment.get_template("server.py.j2").render(
             typing_imports=_typing_imports([*server_ops, *server_handlers]),
+            abc_imports=_abc_imports([*server_ops, *server_handlers]),
             outbound=views["server_requests"],
             outbound_notifications=views["server_notifications"],
             request_handlers=views["server_request_handlers"],
@@ -281,8 +286,12 @@ def _operation(
                 Argument(
                     name=f.name,
                     wire_name=f.wire_name,
-                    annotation=qualify(
-                        _plain(f.annotation if _required(f) else _optional(f.annotation)), index
+                    annotation=_meta_argument(
+                        qualify(
+                            _plain(f.annotation if _required(f) else _optional(f.annotation)),
+                            index,
+                        ),
+                        f,
                     ),
                     required=_required(f),
                 )
@@ -297,6 +306,16 @@ def _operation(
         arguments=arguments,
         returns=qualify(returns, index),
     )
+
+
+def _meta_argument(annotation: str, field: Field) -> str:
+    """``meta`` also takes a plain mapping: ``meta={"progressToken": token}``. The meta
+    model of 2026-07-28 requires what the runtime fills in itself (the protocol version and
+    the client's capabilities), so a caller could not build it; the runtime checks the
+    mapping against the model before sending."""
+    if field.wire_name != "_meta":
+        return annotation
+    return annotation.replace(" | None", f" | {MAPPING_ANNOTATION} | None")
 
 
 def _argument_order(field: Field) -> tuple[bool, bool]:
@@ -360,6 +379,10 @@ def _annotations(operations: list[Operation]) -> list[str]:
 
 def _typing_imports(operations: list[Operation]) -> list[str]:
     return sorted(_names_in(_annotations(operations)) & TYPING_NAMES)
+
+
+def _abc_imports(operations: list[Operation]) -> list[str]:
+    return sorted(_names_in(_annotations(operations)) & ABC_NAMES)
 
 
 def _spec_imports(outbound: list[Operation], handlers: list[Operation]) -> list[str]:

@@ -27,6 +27,10 @@ SHARED_PROPERTY_NAMES = ("_meta", "annotations")
 RESULT_TYPE_PROPERTY = "resultType"
 RESULT_TYPE_DEFAULT = "complete"
 RESULT_TYPE_EXCEPTIONS = {"InputRequiredResult": "input_required"}
+#: Caching hints of the stateless era's cacheable results, and what each means when a
+#: result leaves it out (the same as ``typedmcp.protocol.results.ABSENT_RESULT_FIELDS``):
+#: ``ttlMs`` 0 ("immediately stale") and the narrower ``cacheScope``, ``private``.
+CACHE_HINT_DEFAULTS = {"ttlMs": 0, "cacheScope": "private"}
 #: Marks an optional property whose schema admits null; the models' base class reads it
 #: (``typedmcp.protocol.model.NULLABLE_MARK`` is the same string).
 NULLABLE_MARK = "x-mcp-nullable"
@@ -47,7 +51,7 @@ def rewrite_for_models(
     steps: list[Callable[[JSONObject], None]] = [
         sort_defs,
         *([apply_errata] if errata else []),
-        *([default_result_type] if lenient else []),
+        *([default_result_type, default_cache_hints] if lenient else []),
         inherit_request_meta,
         clean_doc_links,
         empty_objects_as_maps,
@@ -142,6 +146,38 @@ def default_result_type(document: JSONObject) -> None:
             required.remove(RESULT_TYPE_PROPERTY)
             if not required:
                 del schema["required"]
+
+
+def default_cache_hints(document: JSONObject) -> None:
+    """Stateless era: a cacheable result's ``ttlMs`` and ``cacheScope`` become optional,
+    defaulting to :data:`CACHE_HINT_DEFAULTS` (``0`` and ``"private"``).
+
+    2026-07-28 requires both on every list and read result (``ListToolsResult``,
+    ``ReadResourceResult``, ``DiscoverResult``, ...), so a handler had to build
+    ``ListToolsResult(tools=[...], ttl_ms=0, cache_scope="private")`` by hand. With the
+    defaults ``ListToolsResult(tools=[...])`` builds; as with ``resultType`` a default is
+    never *set*, so it is not dumped (``exclude_unset``) and the server puts the hints on
+    the wire itself: those of its ``CachePolicy`` (``cache=``, per server and per method),
+    ``0``/``"private"`` unless told otherwise, while a result that sets them keeps its own.
+
+    The same documented leniency as :func:`default_result_type`: a result without the
+    hints, which the published schema rejects, is accepted and read as "stale at once,
+    private" (what the runtime already reads an older revision's result as). Definitions
+    with only one of the two properties are left alone; handshake-era schemas have neither.
+    """
+    if schema_era(document) is not Era.STATELESS:
+        return
+    for schema in document[definitions_key(document)].values():
+        properties = schema.get("properties", {})
+        if not all(isinstance(properties.get(key), dict) for key in CACHE_HINT_DEFAULTS):
+            continue
+        required = schema.get("required")
+        for key, value in CACHE_HINT_DEFAULTS.items():
+            properties[key]["default"] = value
+            if isinstance(required, list) and key in required:
+                required.remove(key)
+        if isinstance(required, list) and not required:
+            del schema["required"]
 
 
 #: The unions that name every request of a revision (each side's requests).

@@ -43,7 +43,8 @@ _EXPORTS: dict[str, str] = {
     "RpcError": "engine.jsonrpc",
     # handlers and clients
     "ChangeFeed": "protocol.feed",
-    "ProtocolViolation": "protocol.client",
+    "InvalidResult": "protocol.results",
+    "ProtocolViolation": "protocol.results",
     "RequestContext": "protocol.stubs",
     "ToolError": "protocol.stubs",
     "ToolOutputError": "protocol.client",
@@ -89,6 +90,7 @@ __all__ = [
     "HttpApp",
     "HttpError",
     "HttpTimeouts",
+    "InvalidResult",
     "MemoryEventStore",
     "MemoryUsedStates",
     "NotAnMcpReply",
@@ -158,10 +160,11 @@ if TYPE_CHECKING:
         ConnectionClosed,
         RpcError,
     )
-    from .protocol.client import ProtocolViolation, ToolOutputError
+    from .protocol.client import ToolOutputError
     from .protocol.errors import AuthRequired, HttpError
     from .protocol.feed import ChangeFeed
     from .protocol.packages import VersionError
+    from .protocol.results import InvalidResult, ProtocolViolation
     from .protocol.stubs import RequestContext, ToolError
     from .serving import http_app, run_stdio, serve, serve_stdio
     from .stateless.scope import input_key, resumed_from_state, single_use_state

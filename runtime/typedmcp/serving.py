@@ -9,11 +9,13 @@ them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 from .engine.jsonrpc import Engine
+from .protocol.packages import package_of
 from .protocol.server import ServerSession
 from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 
@@ -32,7 +34,11 @@ async def serve(
     **options: Any,
 ) -> None:
     """Serve one connection until the transport ends: handshake-era sessions (started by
-    ``initialize``) and stateless 2026-07-28 requests, as the generated packages allow."""
+    ``initialize``) and stateless 2026-07-28 requests, as the generated packages allow.
+
+    A vendored package speaks only its own revision: ``both_eras=True`` adds the runtime's
+    bundled packages for the other era (a vendored 2025-06-18 package then serves
+    2026-07-28 too); ``packages=[...]`` lists exactly what to serve."""
     from .stateless.router import build_router
 
     router = build_router(handlers, **options)
@@ -68,8 +74,8 @@ def run_stdio(handlers: object, **options: Any) -> None:
 def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp:
     """An ASGI app serving ``handlers`` over Streamable HTTP (one server session per client).
 
-    Server options (``server_info``, ``instructions``, ``list_changed``, ``packages``) go to
-    each session; HTTP options are those of :class:`HttpApp`. ``legacy_sse=True`` also
+    Server options (``server_info``, ``instructions``, ``list_changed``, ``packages``,
+    ``both_eras``) go to each session; HTTP options are those of :class:`HttpApp`. ``legacy_sse=True`` also
     serves 2024-11-05 clients over the deprecated HTTP+SSE transport (GET ``/sse``, POST
     ``/messages/``; pass :class:`~typedmcp.transports.http_sse_server.SsePaths` for other paths).
 
@@ -80,7 +86,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
     """
-    from .stateless.router import MODERN_OPTIONS, Eras
+    from .stateless.router import BOTH_ERAS_OPTION, MODERN_OPTIONS, Eras, refuse_stateless
     from .transports.http_server import HttpApp
     from .transports.http_stateless import ModernEndpoint
 
@@ -92,7 +98,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
 
     server_keys = {
         "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
-        "changes", *MODERN_OPTIONS,
+        "changes", BOTH_ERAS_OPTION, *MODERN_OPTIONS,
     }
     eras = Eras.of(handlers, **{k: v for k, v in options.items() if k in server_keys})
     app_options = {k: v for k, v in options.items() if k not in server_keys}
@@ -108,8 +114,13 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
         from .state import share_cancels
 
         share_cancels(state, endpoint)
+    refusal = None
+    if modern is None:  # a 2026-07-28 request is told why not, and how to serve it
+        supported = [p.version for p in eras.handshake]
+        refusal = functools.partial(refuse_stateless, package_of(handlers).__name__, supported)
     return HttpApp(
         make_session if eras.handshake else None,
+        refuse_stateless=refusal,
         path=path,
         modern=endpoint,
         legacy_versions=[p.version for p in eras.handshake],

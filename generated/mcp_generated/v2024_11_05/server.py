@@ -10,6 +10,7 @@ the rest answer "method not found", and capabilities are derived from what you o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from typedmcp.protocol.stubs import (
@@ -56,7 +57,7 @@ class ClientPeer(Outbound):
     async def ping(
         self,
         *,
-        meta: models.PingRequestParamsMeta | None = None,
+        meta: models.PingRequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -70,7 +71,7 @@ class ClientPeer(Outbound):
     async def list_roots(
         self,
         *,
-        meta: models.ListRootsRequestParamsMeta | None = None,
+        meta: models.ListRootsRequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         params = wire_params(
@@ -92,7 +93,7 @@ class ClientPeer(Outbound):
         stop_sequences: list[str] | None = None,
         system_prompt: str | None = None,
         temperature: int | float | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
@@ -170,7 +171,7 @@ class ClientPeer(Outbound):
     async def send_prompt_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
         params = wire_params(
@@ -184,7 +185,7 @@ class ClientPeer(Outbound):
     async def send_resource_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
         params = wire_params(
@@ -212,7 +213,7 @@ class ClientPeer(Outbound):
     async def send_tool_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
         params = wire_params(

@@ -11,6 +11,7 @@ Subclass ``ClientHandlers`` to answer what the server sends; unimplemented reque
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from typedmcp.protocol.stubs import (
@@ -54,7 +55,7 @@ class Client(Outbound):
         *,
         argument: models.CompleteRequestParamsArgument,
         ref: models.PromptReference | models.ResourceReference,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -72,7 +73,7 @@ class Client(Outbound):
         self,
         *,
         level: models.LoggingLevel,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
@@ -88,7 +89,7 @@ class Client(Outbound):
     async def ping(
         self,
         *,
-        meta: models.PingRequestParamsMeta | None = None,
+        meta: models.PingRequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -104,7 +105,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -122,7 +123,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -138,7 +139,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -154,7 +155,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -171,7 +172,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
@@ -188,7 +189,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -204,7 +205,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
@@ -222,7 +223,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -240,7 +241,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestParamsMeta | None = None,
+        meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -293,7 +294,7 @@ class Client(Outbound):
     async def send_roots_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """A notification from the client to the server, informing it that the list of roots has changed. This notification should be sent whenever the client adds, removes, or modifies any root. The server should then request an updated list of roots using the ListRootsRequest."""
         params = wire_params(

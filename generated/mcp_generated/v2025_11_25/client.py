@@ -11,6 +11,7 @@ Subclass ``ClientHandlers`` to answer what the server sends; unimplemented reque
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from typedmcp.protocol.stubs import (
@@ -61,7 +62,7 @@ class Client(Outbound):
         argument: models.CompleteRequestParamsArgument,
         ref: models.PromptReference | models.ResourceTemplateReference,
         context: models.CompleteRequestParamsContext | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -80,7 +81,7 @@ class Client(Outbound):
         self,
         *,
         level: models.LoggingLevel,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
@@ -96,7 +97,7 @@ class Client(Outbound):
     async def ping(
         self,
         *,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -112,7 +113,7 @@ class Client(Outbound):
         *,
         name: str,
         arguments: dict[str, str] | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -130,7 +131,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -146,7 +147,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -162,7 +163,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -179,7 +180,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
@@ -196,7 +197,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -212,7 +213,7 @@ class Client(Outbound):
         self,
         *,
         uri: str,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
@@ -257,7 +258,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
@@ -289,7 +290,7 @@ class Client(Outbound):
         name: str,
         arguments: dict[str, Any] | None = None,
         task: models.TaskMetadata | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -308,7 +309,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -325,7 +326,7 @@ class Client(Outbound):
         *,
         reason: str | None = None,
         request_id: models.RequestId | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
         params = wire_params(
@@ -345,7 +346,7 @@ class Client(Outbound):
         progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -364,7 +365,7 @@ class Client(Outbound):
     async def send_roots_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """A notification from the client to the server, informing it that the list of roots has changed. This notification should be sent whenever the client adds, removes, or modifies any root. The server should then request an updated list of roots using the ListRootsRequest."""
         params = wire_params(
@@ -385,7 +386,7 @@ class Client(Outbound):
         ttl: int | None,
         poll_interval: int | None = None,
         status_message: str | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
         params = wire_params(

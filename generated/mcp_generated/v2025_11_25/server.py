@@ -10,6 +10,7 @@ the rest answer "method not found", and capabilities are derived from what you o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from typedmcp.protocol.stubs import (
@@ -71,7 +72,7 @@ class ClientPeer(Outbound):
     async def ping(
         self,
         *,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -85,7 +86,7 @@ class ClientPeer(Outbound):
     async def list_roots(
         self,
         *,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         params = wire_params(
@@ -110,7 +111,7 @@ class ClientPeer(Outbound):
         temperature: int | float | None = None,
         tool_choice: models.ToolChoice | None = None,
         tools: list[models.Tool] | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.CreateMessageResult:
         """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
         params = wire_params(
@@ -165,7 +166,7 @@ class ClientPeer(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.ParamsMeta | None = None,
+        meta: models.ParamsMeta | Mapping[str, Any] | None = None,
     ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
@@ -196,7 +197,7 @@ class ClientPeer(Outbound):
         *,
         reason: str | None = None,
         request_id: models.RequestId | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
         params = wire_params(
@@ -229,7 +230,7 @@ class ClientPeer(Outbound):
         data: Any,
         level: models.LoggingLevel,
         logger: str | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
         params = wire_params(
@@ -251,7 +252,7 @@ class ClientPeer(Outbound):
         progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -270,7 +271,7 @@ class ClientPeer(Outbound):
     async def send_prompt_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
         params = wire_params(
@@ -284,7 +285,7 @@ class ClientPeer(Outbound):
     async def send_resource_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
         params = wire_params(
@@ -299,7 +300,7 @@ class ClientPeer(Outbound):
         self,
         *,
         uri: str,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         params = wire_params(
@@ -322,7 +323,7 @@ class ClientPeer(Outbound):
         ttl: int | None,
         poll_interval: int | None = None,
         status_message: str | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
         params = wire_params(
@@ -344,7 +345,7 @@ class ClientPeer(Outbound):
     async def send_tool_list_changed(
         self,
         *,
-        meta: dict[str, Any] | None = None,
+        meta: dict[str, Any] | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
         params = wire_params(

@@ -11,6 +11,7 @@ Subclass ``ClientHandlers`` to answer what the server sends; unimplemented reque
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from typedmcp.protocol.stubs import (
@@ -52,7 +53,7 @@ class Client(Outbound):
         argument: models.CompleteRequestParamsArgument,
         ref: models.PromptReference | models.ResourceTemplateReference,
         context: models.CompleteRequestParamsContext | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -74,7 +75,7 @@ class Client(Outbound):
         arguments: dict[str, str] | None = None,
         input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -94,7 +95,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -110,7 +111,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -128,7 +129,7 @@ class Client(Outbound):
         uri: str,
         input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -147,7 +148,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -162,7 +163,7 @@ class Client(Outbound):
     async def discover(
         self,
         *,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.DiscoverResult:
         """A request from the client asking the server to advertise its supported protocol versions, capabilities, and other metadata. Servers **MUST** implement `server/discover`. Clients **MAY** call it but are not required to — version negotiation can also happen inline via per-request `_meta`."""
         params = wire_params(
@@ -177,7 +178,7 @@ class Client(Outbound):
         self,
         *,
         notifications: models.SubscriptionFilter,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.SubscriptionsListenResult:
         """Sent from the client to open a long-lived channel for receiving notifications outside the context of a specific request. Replaces the previous HTTP GET endpoint and ensures consistent behavior between HTTP and STDIO."""
         params = wire_params(
@@ -197,7 +198,7 @@ class Client(Outbound):
         arguments: dict[str, Any] | None = None,
         input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -217,7 +218,7 @@ class Client(Outbound):
         self,
         *,
         cursor: str | None = None,
-        meta: models.RequestMetaObject | None = None,
+        meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -234,7 +235,7 @@ class Client(Outbound):
         *,
         request_id: models.RequestId,
         reason: str | None = None,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         params = wire_params(

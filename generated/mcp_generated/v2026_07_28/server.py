@@ -10,6 +10,7 @@ the rest answer "method not found", and capabilities are derived from what you o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from typedmcp.protocol.stubs import (
@@ -63,7 +64,7 @@ class ClientPeer(Outbound):
     async def list_roots(
         self,
         *,
-        meta: models.MetaObject | None = None,
+        meta: models.MetaObject | Mapping[str, Any] | None = None,
     ) -> models.ListRootsResult:
         """Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on. A common example for roots is providing a set of repositories or directories a server should operate on."""
         params = wire_params(
@@ -112,7 +113,7 @@ class ClientPeer(Outbound):
         *,
         request_id: models.RequestId,
         reason: str | None = None,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
         params = wire_params(
@@ -132,7 +133,7 @@ class ClientPeer(Outbound):
         data: Any,
         level: models.LoggingLevel,
         logger: str | None = None,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`."""
         params = wire_params(
@@ -154,7 +155,7 @@ class ClientPeer(Outbound):
         progress_token: models.ProgressToken,
         message: str | None = None,
         total: int | float | None = None,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
         params = wire_params(
@@ -173,7 +174,7 @@ class ClientPeer(Outbound):
     async def send_prompt_list_changed(
         self,
         *,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
         params = wire_params(
@@ -187,7 +188,7 @@ class ClientPeer(Outbound):
     async def send_resource_list_changed(
         self,
         *,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
         params = wire_params(
@@ -202,7 +203,7 @@ class ClientPeer(Outbound):
         self,
         *,
         uri: str,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
         params = wire_params(
@@ -219,7 +220,7 @@ class ClientPeer(Outbound):
         self,
         *,
         notifications: models.SubscriptionFilter,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """Sent by the server to acknowledge that a {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been established and to report which notification types it agreed to honor."""
         params = wire_params(
@@ -235,7 +236,7 @@ class ClientPeer(Outbound):
     async def send_tool_list_changed(
         self,
         *,
-        meta: models.NotificationMetaObject | None = None,
+        meta: models.NotificationMetaObject | Mapping[str, Any] | None = None,
     ) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
         params = wire_params(

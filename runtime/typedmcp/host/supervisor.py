@@ -31,7 +31,7 @@ from ..connecting import connect_http, connect_process
 from ..engine.jsonrpc import ConnectionClosed, RpcError
 from ..protocol.capabilities import has_capability
 from ..protocol.client import ClientSession
-from ..protocol.results import to_wire
+from ..protocol.results import InvalidResult, to_wire
 from ..protocol.tools import ToolSchemas
 from ..transports.stdio import spawn
 from .config import ServerConfig
@@ -403,7 +403,7 @@ class ServerRuntime:
                     cursor = wire.get("nextCursor")
                     if not cursor:
                         break
-            except (RpcError, ValidationError) as error:  # this list only; the others stand
+            except (RpcError, InvalidResult, ValidationError) as error:  # this list only; the others stand
                 self.list_errors[kind] = f"{method} failed: {describe_error(error)}"
                 logger.warning("server %r: %s", self.name, self.list_errors[kind])
                 continue

@@ -59,7 +59,9 @@ from .meta import (
 )
 from .negotiation import AUTO, ERA_MEMORY, HANDSHAKE, STATELESS, ProtocolChoice, choose_packages
 from .packages import ProtocolPackage, VersionError, own_package
-from .results import holds_models, plain, to_wire, validate_any_result
+from .results import InvalidResult as InvalidResult
+from .results import ProtocolViolation as ProtocolViolation
+from .results import holds_models, invalid_result, plain, to_wire, validate_any_result
 from .session import CommonBuiltins, Session
 from .stubs import Outbound
 from .subscriptions import Subscription
@@ -78,11 +80,6 @@ CALL_TOOL = "tools/call"
 
 class ToolOutputError(ValueError):
     """A tool's structured output does not match the outputSchema the server listed."""
-
-
-class ProtocolViolation(RuntimeError):
-    """The server answered in a way its revision forbids (an unknown ``resultType``,
-    ``input_required`` for a method that may not ask, endless input rounds)."""
 
 
 class _NotModern(Exception):
@@ -270,7 +267,8 @@ class ClientSession(Session):
                 if supported and not common and not any(p.version in supported for p in handshake):
                     raise VersionError(
                         f"the server speaks {', '.join(supported)}; this client speaks "
-                        f"{', '.join(p.version for p in self.packages)}"
+                        f"{', '.join(p.version for p in self.packages)} "
+                        f"(the server said: {clip(error.message, 400)})"
                     ) from None
                 if error.code in MODERN_ERRORS and not supported:
                     raise  # a stateless-era server refused the probe itself
@@ -380,7 +378,10 @@ class ClientSession(Session):
         try:
             return own.validate_result(raw)
         except ValidationError:  # not the main result type: an alternative, or the error
-            return validate_any_result(own, raw)
+            try:
+                return validate_any_result(own, raw)
+            except ValidationError as error:
+                raise invalid_result(own, error) from None
 
     async def _input_rounds(
         self, method: str, negotiated: Any, wire: dict[str, Any], raw: Any, timeout: float | None

@@ -96,6 +96,10 @@ def own_package(handlers: object | None, client: type | None) -> ModuleType | No
     return own
 
 
+#: The generated packages the runtime ships (every revision), in the ``typedmcp`` distribution.
+BUNDLED_PACKAGES = "mcp_generated"
+
+
 def generated_beside(own: ModuleType) -> list[ProtocolPackage]:
     """Every revision generated beside ``own`` (its parent's ``REVISIONS``), newest first;
     a lone vendored package offers its own revision only."""
@@ -108,3 +112,19 @@ def generated_beside(own: ModuleType) -> list[ProtocolPackage]:
         if revision not in packages:
             packages[revision] = ProtocolPackage.of(importlib.import_module(f"{parent_name}.{name}"))
     return sorted(packages.values(), key=lambda p: p.version, reverse=True)
+
+
+def with_bundled_eras(packages: list[ProtocolPackage]) -> list[ProtocolPackage]:
+    """``packages`` plus, for an era none of them speaks, every revision of that era the
+    runtime ships (:data:`BUNDLED_PACKAGES`), newest first: a vendored 2025-06-18 package
+    gains 2026-07-28, a vendored 2026-07-28 one the handshake-era revisions."""
+    eras = {p.era for p in packages}
+    versions = {p.version for p in packages}
+    bundled = importlib.import_module(BUNDLED_PACKAGES)
+    revisions: Mapping[str, str] = bundled.REVISIONS
+    added = []
+    for revision, name in revisions.items():
+        module = importlib.import_module(f"{BUNDLED_PACKAGES}.{name}")
+        if str(module.ERA) not in eras and revision not in versions:
+            added.append(ProtocolPackage.of(module))
+    return sorted([*packages, *added], key=lambda p: p.version, reverse=True)

@@ -3,14 +3,69 @@ newer type, alternative result types, and validation errors worded for a peer.""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from ..engine.jsonrpc import ECHO_LIMIT, clip
+from ..engine.jsonrpc import ECHO_LIMIT, INTERNAL_ERROR, RpcError, clip
 from ..engine.jsonrpc import CapabilityError as CapabilityError
+
+logger = logging.getLogger("typedmcp")
+
+
+class ProtocolViolation(RuntimeError):
+    """The server answered in a way its revision forbids (an unknown ``resultType``,
+    ``input_required`` for a method that may not ask, endless input rounds)."""
+
+
+class InvalidResult(ProtocolViolation):
+    """The peer answered a request with a result that is not what the request's revision
+    defines. ``method``: the request; ``expected``: the result type's name; ``problem``:
+    a short summary of what is wrong (clipped; never the whole answer)."""
+
+    def __init__(self, method: str, expected: str, problem: str) -> None:
+        super().__init__(f"the peer answered {method} with an invalid {expected}: {problem}")
+        self.method = method
+        self.expected = expected
+        self.problem = problem
+
+
+def invalid_result(spec: Any, error: ValidationError) -> InvalidResult:
+    """The :class:`InvalidResult` of a peer's answer to ``spec`` that failed validation."""
+    return InvalidResult(spec.method, result_name(spec), describe(error))
+
+
+def result_name(spec: Any) -> str:
+    """The name of a request's result type (``CallToolResult``), for messages."""
+    return str(getattr(spec.result_type, "__name__", "result"))
+
+
+def expected_results(spec: Any) -> tuple[type, ...]:
+    """The model classes a handler of ``spec`` may return as they are: the result type (an
+    alias such as ``EmptyResult`` read as the model it names) and its alternatives."""
+    found = []
+    for model in (spec.result_type, *spec.alternative_result_types):
+        model = getattr(model, "__value__", model)
+        if isinstance(model, type):
+            found.append(model)
+    return tuple(found)
+
+
+def wrong_result(spec: Any, handler: Any, result: Any, why: str) -> RpcError:
+    """Log that a handler returned what its method does not define (naming the method, the
+    handler, what it returned and what was expected); the -32603 the peer gets instead."""
+    method, expected = spec.method, result_name(spec)
+    handler_name = getattr(handler, "__qualname__", None) or type(handler).__name__
+    logger.error(
+        "the %s handler %s returned %s, not a valid %s: %s (return a models.%s, or a dict "
+        "of its wire fields)",
+        method, handler_name, "None" if result is None else f"a {type(result).__name__} "
+        f"({clip(repr(result), 80)})", expected, why, expected,
+    )
+    return RpcError(INTERNAL_ERROR, f"Internal error: the {method} handler returned an invalid result")
 
 
 def to_wire(model: Any) -> Any:

@@ -278,7 +278,9 @@ class ServerSession(Session):
         cursor = None
         for _page in range(100):
             params = spec.validate_params(self._list_params(cursor))
-            listed = to_wire(await handler(params, self.context(None, None)))
+            returned = await handler(params, self.context(None, None))
+            self.check_result(spec, handler, returned)
+            listed = to_wire(returned)
             self.tool_schemas.update(listed.get("tools", []))
             cursor = listed.get("nextCursor")
             if not cursor:

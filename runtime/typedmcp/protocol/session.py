@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..engine.eager import start_eagerly
 from ..engine.jsonrpc import (
@@ -41,7 +41,17 @@ from .capabilities import (
 )
 from .deadlines import Deadlines
 from .packages import ProtocolPackage, severity
-from .results import describe, holds_models, lifted, plain, to_wire, validate_any_result
+from .results import (
+    describe,
+    expected_results,
+    holds_models,
+    invalid_result,
+    lifted,
+    plain,
+    to_wire,
+    validate_any_result,
+    wrong_result,
+)
 from .sieve import SieveError, sieve
 from .spec import Direction, Gate, NotificationSpec, RequestSpec
 from .stubs import MethodNotFound, RequestContext
@@ -88,6 +98,7 @@ class Session:
         self.own_package: ProtocolPackage | None = None
         self._routes: dict[str, tuple[Any, tuple[Any, Any, Any, bool, bool]]] = {}
         self.deadlines = Deadlines()
+        self._expected: dict[int, tuple[type, ...]] = {}
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
         """The spec of the same method in the package the user's code is typed with, so
@@ -229,8 +240,8 @@ class Session:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
         finally:
             context.finish()  # no progress after the result
-        if users and type(result) is dict:  # plain data (a model was checked when built)
-            self._check_plain_result(spec, method, result)
+        if users:
+            self.check_result(spec, handler, result)
         if as_is:  # the negotiated revision's own model, or an older one a newer peer reads
             return result
         return self.sieved(negotiated, result)
@@ -258,19 +269,24 @@ class Session:
             f"declare; it takes {variant.field} {' or '.join(taken) or 'none'}",
         )
 
-    def _check_plain_result(self, spec: Any, method: str, result: dict[str, Any]) -> None:
-        """A handler's plain-data result must be what its revision defines; if it is not,
-        the handler has a bug: it is logged, and the peer gets -32603, not the bad data."""
-        try:  # (caching hints a stateless-era server adds later may be missing here)
-            validate_any_result(spec, lifted(spec.result_type, result))
-        except ValidationError as error:
-            logger.error(
-                "the %s handler returned a result that is not a valid %s: %s",
-                method,
-                getattr(spec.result_type, "__name__", "result"),
-                describe(error),
-            )
-            raise RpcError(INTERNAL_ERROR, "Internal error") from None
+    def check_result(self, spec: Any, handler: Any, result: Any) -> None:
+        """A user handler's result must be what its revision defines: a model of the
+        result type (or of an alternative), or plain data that validates as one. Anything
+        else (``str``, ``None``, a list, a model of another type) is the handler's bug: it
+        is logged, naming the method and the handler, and the peer gets -32603, never the
+        bad data."""
+        expected = self._expected.get(id(spec))  # (specs live as long as their package)
+        if expected is None:
+            expected = self._expected[id(spec)] = expected_results(spec)
+        if isinstance(result, expected):  # (a model was checked when it was built)
+            return
+        if isinstance(result, dict | BaseModel):
+            try:  # (caching hints a stateless-era server adds later may be missing here)
+                validate_any_result(spec, lifted(spec.result_type, to_wire(result)))
+            except ValidationError as error:
+                raise wrong_result(spec, handler, result, describe(error)) from None
+            return
+        raise wrong_result(spec, handler, result, "a result must be a JSON object")
 
     @property
     def _widening(self) -> bool:
@@ -407,7 +423,10 @@ class Session:
         own = self.own_spec(negotiated, "request")
         if own is not negotiated and self._lifting:
             raw = lifted(own.result_type, raw)
-        return validate_any_result(own, raw)
+        try:
+            return validate_any_result(own, raw)
+        except ValidationError as error:  # the peer's bug: a named error, not pydantic's
+            raise invalid_result(own, error) from None
 
     async def exchange(
         self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None

@@ -4,18 +4,30 @@ session; :class:`Eras` holds what a server serves of each era."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..engine.jsonrpc import METHOD_NOT_FOUND, RequestId, RpcError
+from ..engine.jsonrpc import METHOD_NOT_FOUND, RequestId, RpcError, clip
 from ..protocol.feed import ChangeFeed
-from ..protocol.meta import DISCOVER, PROTOCOL_VERSION_KEY, modern_meta
-from ..protocol.packages import ProtocolPackage, generated_beside, package_of
+from ..protocol.meta import (
+    DISCOVER,
+    PROTOCOL_VERSION_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    modern_meta,
+)
+from ..protocol.packages import ProtocolPackage, generated_beside, package_of, with_bundled_eras
 from ..protocol.results import json_data
 from ..protocol.server import ServerSession
 from .server import StatelessServer
+
+logger = logging.getLogger("typedmcp")
+
+#: The option of :meth:`Eras.of` (and of ``run_stdio``, ``serve``, ``http_app``) that adds
+#: the runtime's bundled packages for the era the handlers' own package does not speak.
+BOTH_ERAS_OPTION = "both_eras"
 
 
 class EraRouter:
@@ -31,6 +43,7 @@ class EraRouter:
             raise ValueError("EraRouter needs at least one era")
         self.legacy = legacy
         self.modern = modern
+        self._told_both_eras = False
 
     def attach(self, engine: Any) -> None:
         for side in (self.legacy, self.modern):
@@ -40,6 +53,15 @@ class EraRouter:
     def _stateless(self, method: str, params: Any) -> StatelessServer | None:
         """The stateless server if this request is of its era, else None (handshake)."""
         modern = self.modern
+        if modern is None:
+            legacy = self.legacy
+            if (
+                legacy is not None
+                and legacy.package is None
+                and (method == DISCOVER or modern_meta(params) is not None)
+            ):
+                raise self._no_stateless_era(legacy, params)
+            return None
         if type(params) is dict and method != "initialize":  # the usual case, quickly
             meta = params.get("_meta")
             if type(meta) is dict and PROTOCOL_VERSION_KEY in meta and modern is not None:
@@ -58,6 +80,16 @@ class EraRouter:
                 )
             return modern
         return None
+
+    def _no_stateless_era(self, legacy: ServerSession, params: Any) -> RpcError:
+        """:func:`refuse_stateless` for this connection's handshake session; the server's
+        log says so once (at INFO: a dual-era client's discover probe is routine)."""
+        package = legacy.own_package.module.__name__ if legacy.own_package else "?"
+        error = refuse_stateless(package, legacy.supported_versions, params)
+        if not self._told_both_eras:
+            self._told_both_eras = True
+            logger.info("a 2026-07-28 request was refused: %s", error.message)
+        return error
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
         modern = self._stateless(method, params)
@@ -103,6 +135,24 @@ class EraRouter:
             await self.legacy.on_notification(method, params)
 
 
+def refuse_stateless(package: str, supported: list[str], params: Any) -> RpcError:
+    """-32022 for a 2026-07-28 request (``server/discover``, or a version in ``_meta``) to a
+    server whose package speaks only the handshake era: the error names the versions it
+    does speak (``data.supported``: a dual-era client falls back to ``initialize``), its
+    package, and how to serve 2026-07-28 too."""
+    meta = modern_meta(params)
+    requested = meta.get(PROTOCOL_VERSION_KEY) if meta is not None else None
+    shown = clip(requested) if isinstance(requested, str) else "2026-07-28"
+    return RpcError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        f"Unsupported protocol version {shown}: this server's package {package} speaks only "
+        f"{', '.join(supported)} (the handshake era: send initialize first); to serve "
+        f"2026-07-28 from it too, start the server with {BOTH_ERAS_OPTION}=True (run_stdio, "
+        "serve, http_app), which adds the runtime's bundled 2026-07-28 package",
+        {"supported": supported, **({"requested": requested} if requested is not None else {})},
+    )
+
+
 MODERN_OPTIONS = (
     "state_key",
     "state_keys",
@@ -133,15 +183,20 @@ class Eras:
         *,
         packages: Sequence[ProtocolPackage | ModuleType] | None = None,
         changes: ChangeFeed | None = None,
+        both_eras: bool = False,
         **options: Any,
     ) -> Eras:
         """``packages`` defaults to every revision generated beside the handlers' own
-        package; pass a subset to serve fewer (only 2026-07-28, say)."""
+        package; pass a subset to serve fewer (only 2026-07-28, say). ``both_eras=True``
+        serves the era none of them speaks with the runtime's bundled ``mcp_generated``
+        packages: a lone vendored package speaks only its own revision."""
         wrapped = (
             [ProtocolPackage.of(p) for p in packages]
             if packages
             else generated_beside(package_of(handlers))
         )
+        if both_eras:
+            wrapped = with_bundled_eras(wrapped)
         modern_options = {name: options.pop(name) for name in MODERN_OPTIONS if name in options}
         return cls(
             handshake=[p for p in wrapped if p.era == "handshake"],

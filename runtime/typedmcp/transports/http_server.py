@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, is_request_id, parse_error, quoted
+from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
 from ..protocol.server import ServerSession
 from .asgi import (
     Receive,
@@ -41,7 +41,7 @@ from .asgi import (
 from .events import EventStore, MemoryEventStore
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_shared import HttpSession, SharedSessions, SharedState
-from .http_stateless import ModernEndpoint, claims
+from .http_stateless import ModernEndpoint, asks_stateless_era, claims
 from .http_streams import (
     REPLAY_GRACE_SECONDS,
     SessionTransport,
@@ -109,6 +109,7 @@ class HttpApp:
         shared: SharedSessions | None = None,
         state: SharedState | None = None,
         freeze_gc: bool = True,
+        refuse_stateless: Callable[[Any], RpcError] | None = None,
     ) -> None:
         if make_session is None and modern is None:
             raise ValueError("HttpApp needs handshake-era sessions, a stateless endpoint, or both")
@@ -120,6 +121,8 @@ class HttpApp:
         # which version headers name a handshake-era revision.
         self.modern = modern
         self.legacy_versions = list(legacy_versions)
+        # Without ``modern``: the error a 2026-07-28 request gets (given its params).
+        self.refuse_stateless = refuse_stateless
         # Session ids start with this process's tag: a worker can tell an id minted by
         # another worker (no session affinity) from one that expired.
         self.worker_tag = secrets.token_hex(3)
@@ -337,14 +340,8 @@ class HttpApp:
             return
         accept = headers.get("accept", "")
         if not accepts(accept, "application/json") or not accepts(accept, "text/event-stream"):
-            await respond_error(
-                send,
-                406,
-                RpcError(
-                    INVALID_REQUEST,
-                    "Not Acceptable: Accept must list application/json and text/event-stream",
-                ),
-            )
+            problem = "Not Acceptable: Accept must list application/json and text/event-stream"
+            await respond_error(send, 406, RpcError(INVALID_REQUEST, problem))
             return
         body = await read_limited_body(receive, send, self.max_body_bytes)
         if body is None:
@@ -360,6 +357,9 @@ class HttpApp:
         ):
             await self.modern.post(headers, message, principal, receive, send)
             return
+        if self.modern is None and self.refuse_stateless and asks_stateless_era(headers, message):
+            why = encode_error(message["id"], self.refuse_stateless(message.get("params")))
+            return await respond(send, 400, why, "application/json")
         if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
             await self._initialize(message, principal, self.owner(scope, principal), send)
             return

@@ -39,6 +39,7 @@ from ..engine.jsonrpc import (
 )
 from ..protocol.meta import (
     CANCELLED,
+    DISCOVER,
     HEADER_ANNOTATION,
     HEADER_MISMATCH,
     LISTEN,
@@ -370,6 +371,17 @@ def claims(
     if version is not None:
         return version not in legacy_versions
     return isinstance(message, dict) and modern_meta(message.get("params")) is not None
+
+
+def asks_stateless_era(headers: Mapping[str, str], message: Any) -> bool:
+    """Whether a POST without a session is a 2026-07-28 request (``server/discover``, or a
+    version in ``_meta``), which a handshake-only server refuses saying why."""
+    return (
+        "mcp-session-id" not in headers
+        and isinstance(message, dict)
+        and is_request_id(message.get("id"))
+        and (message.get("method") == DISCOVER or modern_meta(message.get("params")) is not None)
+    )
 
 
 def _same(header_value: str, body_value: Any) -> bool:

@@ -15,7 +15,9 @@ class CacheableResult(MCPModel):
     meta: Annotated[
         result_meta_object.ResultMetaObject | None, Field(alias="_meta")
     ] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = (
+        "private"
+    )
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -38,7 +40,7 @@ class CacheableResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are

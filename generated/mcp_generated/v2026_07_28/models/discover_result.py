@@ -15,7 +15,9 @@ class DiscoverResult(MCPModel):
     meta: Annotated[
         result_meta_object.ResultMetaObject | None, Field(alias="_meta")
     ] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = (
+        "private"
+    )
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -56,7 +58,7 @@ class DiscoverResult(MCPModel):
     MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
