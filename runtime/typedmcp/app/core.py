@@ -1,0 +1,372 @@
+""":class:`McpApp`: a server written as typed functions, served by the runtime unchanged.
+
+The app *is* a generated ``ServerHandlers`` (2025-11-25) whose handlers dispatch to the
+declared functions, so ``run_stdio(app)``, ``http_app(app)`` and the in-process connectors
+serve it to every revision and both eras, as any handler object; what a revision cannot
+express (``outputSchema`` before 2025-06-18, ``title``, ``icons``...) is dropped for it by
+the runtime's sieve. Subclass it to add low-level handlers beside the functions
+(``subscribe``, or ``call_tool`` with ``super().call_tool(...)`` as the fallback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar, overload
+
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
+from ..protocol.feed import ChangeFeed
+from ..protocol.stubs import RequestContext
+from .completions import CompleterT
+from .context import Context
+from .prompts import PromptSpec, declare_prompt
+from .resources import RESOURCE_NOT_FOUND, ResourceSpec, declare_resource
+from .signature import DeclarationError
+from .tools import ToolSpec, declare_tool
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Ctx = RequestContext[ClientPeer]
+
+
+class PromptFunction(Generic[P, R]):
+    """A declared prompt: still callable as the function, plus :meth:`complete`."""
+
+    def __init__(self, function: Callable[P, R], spec: PromptSpec) -> None:
+        self.__wrapped__ = function
+        self.spec = spec
+        self.__doc__ = function.__doc__
+        self.__name__ = getattr(function, "__name__", spec.name)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.__wrapped__(*args, **kwargs)
+
+    def complete(self, argument: str) -> Callable[[CompleterT], CompleterT]:
+        """Declare the completion function of ``argument``: it takes the value typed so far
+        and returns the suggestions (at most 100 are sent)."""
+        return self.spec.completions.register(argument)
+
+
+class ResourceFunction(Generic[P, R]):
+    """A declared resource or template: still callable as the function, plus :meth:`complete`
+    for a template's variables."""
+
+    def __init__(self, function: Callable[P, R], spec: ResourceSpec) -> None:
+        self.__wrapped__ = function
+        self.spec = spec
+        self.__doc__ = function.__doc__
+        self.__name__ = getattr(function, "__name__", spec.name)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.__wrapped__(*args, **kwargs)
+
+    def complete(self, variable: str) -> Callable[[CompleterT], CompleterT]:
+        """Declare the completion function of a template variable."""
+        return self.spec.completions.register(variable)
+
+
+#: The lists whose changes the app announces (``listChanged`` in its capabilities).
+LIST_CHANGED = ("tools", "resources", "prompts")
+
+
+class McpApp(ServerHandlers):
+    """A server made of typed functions::
+
+        app = McpApp("notes", version="1.0.0")
+
+        @app.tool()
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two numbers.\"\"\"
+            return a + b
+
+        run_stdio(app)
+
+    Every declaration is checked when it is made (:class:`DeclarationError`).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        changes: ChangeFeed | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        #: Where run-time changes are published; the launchers serve the app with it.
+        self.changes = changes if changes is not None else ChangeFeed()
+        self._tools: dict[str, ToolSpec] = {}
+        self._resources: dict[str, ResourceSpec] = {}
+        self._templates: dict[str, ResourceSpec] = {}
+        self._prompts: dict[str, PromptSpec] = {}
+
+    def server_defaults(self) -> dict[str, Any]:
+        """Options the launchers use unless given others: ``server_info``,
+        ``instructions``, ``list_changed`` and the app's change feed."""
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        defaults: dict[str, Any] = {
+            "server_info": info,
+            "list_changed": LIST_CHANGED,
+            "changes": self.changes,
+        }
+        if self.instructions is not None:
+            defaults["instructions"] = self.instructions
+        return defaults
+
+    # -- declaring -----------------------------------------------------------------------
+
+    @overload
+    def tool(self, function: Callable[P, R], /) -> Callable[P, R]: ...
+    @overload
+    def tool(
+        self,
+        function: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: models.ToolAnnotations | Mapping[str, Any] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+    def tool(
+        self,
+        function: Callable[P, R] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: models.ToolAnnotations | Mapping[str, Any] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
+        """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
+        unchanged. The name defaults to the function's, the description to the
+        docstring's first paragraph; ``structured_output=False`` leaves out the output
+        schema."""
+        if function is not None:
+            return self.add_tool(function)
+
+        def decorator(declared: Callable[P, R]) -> Callable[P, R]:
+            return self.add_tool(
+                declared, name=name, title=title, description=description,
+                annotations=annotations, icons=icons, meta=meta,
+                structured_output=structured_output,
+            )
+
+        return decorator
+
+    def add_tool(
+        self,
+        function: Callable[P, R],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: models.ToolAnnotations | Mapping[str, Any] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[P, R]:
+        """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
+        if callable(name) and not isinstance(name, str):
+            raise DeclarationError("add_tool(function, name='...'): the name is a keyword argument")
+        spec = declare_tool(
+            function, name=name, title=title, description=description, annotations=annotations,
+            icons=icons, meta=meta, structured_output=structured_output,
+        )
+        if spec.name in self._tools:
+            raise DeclarationError(
+                f"tool {spec.name!r} is declared twice (by "
+                f"{getattr(self._tools[spec.name].function, '__qualname__', '?')} and "
+                f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
+            )
+        self._tools[spec.name] = spec
+        self.changes.tools_changed()
+        return function
+
+    def remove_tool(self, name: str) -> None:
+        """Stop serving tool ``name`` (clients are told the list changed)."""
+        if self._tools.pop(name, None) is None:
+            raise KeyError(f"no tool named {name!r} (tools: {', '.join(self._tools) or 'none'})")
+        self.changes.tools_changed()
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: list[models.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
+        """Declare a resource (``"notes://index"``) or, with ``{variables}``, a resource
+        template (``"notes://{note_id}"``) whose variables are the function's parameters."""
+
+        def decorator(function: Callable[P, R]) -> ResourceFunction[P, R]:
+            return self.add_resource(
+                function, uri, name=name, title=title, description=description,
+                mime_type=mime_type, icons=icons, meta=meta,
+            )
+
+        return decorator
+
+    def add_resource(
+        self,
+        function: Callable[P, R],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: list[models.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ResourceFunction[P, R]:
+        """Declare ``function`` as the resource (or template) ``uri``."""
+        spec = declare_resource(
+            function, uri, name=name, title=title, description=description,
+            mime_type=mime_type, icons=icons, meta=meta,
+        )
+        table = self._templates if spec.template is not None else self._resources
+        if uri in table:
+            raise DeclarationError(
+                f"resource {uri!r} is declared twice (by "
+                f"{getattr(table[uri].function, '__qualname__', '?')} and "
+                f"{getattr(function, '__qualname__', '?')}); keep one"
+            )
+        table[uri] = spec
+        self.changes.resources_changed()
+        return ResourceFunction(function, spec)
+
+    def remove_resource(self, uri: str) -> None:
+        """Stop serving resource (or template) ``uri`` (clients are told)."""
+        if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
+            raise KeyError(f"no resource or template {uri!r}")
+        self.changes.resources_changed()
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[models.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[Callable[P, R]], PromptFunction[P, R]]:
+        """Declare a prompt; its arguments are the function's parameters. It may return a
+        str (one user message), messages (``user(...)``, ``assistant(...)``) or a list."""
+        if callable(name):
+            raise DeclarationError("write @app.prompt() with parentheses (or pass name='...')")
+
+        def decorator(function: Callable[P, R]) -> PromptFunction[P, R]:
+            return self.add_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
+
+        return decorator
+
+    def add_prompt(
+        self,
+        function: Callable[P, R],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[models.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> PromptFunction[P, R]:
+        """Declare ``function`` as a prompt (what ``@app.prompt()`` does)."""
+        spec = declare_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
+        if spec.name in self._prompts:
+            raise DeclarationError(
+                f"prompt {spec.name!r} is declared twice (by "
+                f"{getattr(self._prompts[spec.name].function, '__qualname__', '?')} and "
+                f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
+            )
+        self._prompts[spec.name] = spec
+        self.changes.prompts_changed()
+        return PromptFunction(function, spec)
+
+    def remove_prompt(self, name: str) -> None:
+        """Stop serving prompt ``name`` (clients are told)."""
+        if self._prompts.pop(name, None) is None:
+            raise KeyError(f"no prompt named {name!r}")
+        self.changes.prompts_changed()
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        """The declared tools by name."""
+        return dict(self._tools)
+
+    # -- serving (the generated handlers) -----------------------------------------------
+
+    async def list_tools(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListToolsResult:
+        return models.ListToolsResult(tools=[spec.definition for spec in self._tools.values()])
+
+    async def call_tool(self, params: models.CallToolRequestParams, ctx: Ctx) -> models.CallToolResult:
+        spec = self._tools.get(params.name)
+        if spec is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}", {"tools": list(self._tools)})
+        return await spec.call(params.arguments or {}, Context(ctx))
+
+    async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
+        return models.ListResourcesResult(resources=[spec.definition for spec in self._resources.values()])  # type: ignore[misc]
+
+    async def list_resource_templates(
+        self, params: models.PaginatedRequestParams | None, ctx: Ctx
+    ) -> models.ListResourceTemplatesResult:
+        return models.ListResourceTemplatesResult(
+            resource_templates=[spec.definition for spec in self._templates.values()]  # type: ignore[misc]
+        )
+
+    async def read_resource(self, params: models.ReadResourceRequestParams, ctx: Ctx) -> models.ReadResourceResult:
+        uri = params.uri
+        spec = self._resources.get(uri)
+        if spec is not None:
+            return await spec.read(uri, {}, Context(ctx))
+        for template in self._templates.values():
+            assert template.template is not None
+            variables = template.template.match(uri)
+            if variables is not None:
+                return await template.read(uri, variables, Context(ctx))
+        raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri)}", {"uri": uri})
+
+    async def list_prompts(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListPromptsResult:
+        return models.ListPromptsResult(prompts=[spec.definition for spec in self._prompts.values()])
+
+    async def get_prompt(self, params: models.GetPromptRequestParams, ctx: Ctx) -> models.GetPromptResult:
+        spec = self._prompts.get(params.name)
+        if spec is None:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(params.name)}")
+        return await spec.render(params.arguments or {}, Context(ctx))
+
+    async def complete(self, params: models.CompleteRequestParams, ctx: Ctx) -> models.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, models.PromptReference):
+            prompt = self._prompts.get(ref.name)
+            if prompt is None:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(ref.name)}")
+            completions = prompt.completions
+        else:
+            template = self._templates.get(ref.uri)
+            if template is None:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: unknown resource template {clip(ref.uri)}")
+            completions = template.completions
+        return await completions.complete(params.argument.name, params.argument.value)
+
+
