@@ -128,7 +128,8 @@ def read_signature(
     for index, (name, parameter) in enumerate(signature.parameters.items()):
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise DeclarationError(
-                f"{what}: parameter {parameter} of {_qualname(function)} takes any number of "
+                f"{what}: parameter {'*' if parameter.kind is inspect.Parameter.VAR_POSITIONAL else '**'}"
+                f"{name} of {_qualname(function)} takes any number of "
                 "arguments, which no schema can describe; list each argument as a parameter"
             )
         if name not in hints:
@@ -192,7 +193,7 @@ def _model(
             raise DeclarationError(
                 f"{what}: parameter {parameter.name!r} of {_qualname(function)} has type "
                 f"{shown}, which pydantic cannot validate or describe in JSON Schema "
-                f"({type(error).__name__}); use str, numbers, bool, lists, dicts, Literal, "
+                f"({pydantic_reason(error)}); use str, numbers, bool, lists, dicts, Literal, "
                 "Enum, a pydantic model, a dataclass or a TypedDict (or annotate the "
                 "context parameter with the app's Context)"
             ) from None
@@ -200,6 +201,12 @@ def _model(
         f"{what}: the parameters of {_qualname(function)} do not make a valid pydantic "
         "model together; check their defaults against their types"
     )
+
+
+def pydantic_reason(error: Exception) -> str:
+    """The first line of a pydantic error (its type name when it has no message)."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return clip(f"{type(error).__name__}: {first}" if first else type(error).__name__, 300)
 
 
 def _camel(name: str) -> str:

@@ -23,7 +23,14 @@ from ..protocol.stubs import ToolError
 from .calling import is_async, run_function
 from .content import CONTENT_TYPES, ContentBlock, text
 from .context import Context
-from .signature import DeclarationError, FunctionSignature, QuietTitles, describe_errors, read_signature
+from .signature import (
+    DeclarationError,
+    FunctionSignature,
+    QuietTitles,
+    describe_errors,
+    pydantic_reason,
+    read_signature,
+)
 
 logger = logging.getLogger("typedmcp.app")
 
@@ -103,7 +110,7 @@ def output_plan(
     except Exception as error:
         raise DeclarationError(
             f"{what}: its return type {return_annotation!r} has no JSON Schema "
-            f"({type(error).__name__}); return a pydantic model, a TypedDict, a dataclass or "
+            f"({pydantic_reason(error)}); return a pydantic model, a TypedDict, a dataclass or "
             "a plain type, or pass structured_output=False"
         ) from None
     if _is_object(return_annotation):

@@ -1,0 +1,180 @@
+"""McpApp's Context: injected by annotation, progress and log messages reach the client,
+an unknown log level is refused naming the valid ones, cancellation reaches both async
+and sync functions; plus run-time changes announced through the change feed."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from typedmcp.app import Context, McpApp
+from typedmcp.connecting import connect_memory
+from mcp_generated import v2025_11_25
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.client import ClientHandlers
+
+
+class Recorder(ClientHandlers):
+    """Records the log messages and list changes the server sends."""
+
+    def __init__(self) -> None:
+        self.logs: list[tuple[str, Any, str | None]] = []
+        self.tool_changes = 0
+        self.changed = asyncio.Event()
+
+    async def on_logging_message(self, params: models.LoggingMessageNotificationParams, ctx: Any) -> None:
+        self.logs.append((params.level, params.data, params.logger))
+
+    async def on_tool_list_changed(self, params: Any, ctx: Any) -> None:
+        self.tool_changes += 1
+        self.changed.set()
+
+
+def test_progress_and_log_messages_reach_the_client() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    async def export_notes(count: int, ctx: Context) -> str:
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"note {step}")
+        await ctx.log("debug", "too quiet to pass", "export")
+        await ctx.info({"exported": count}, "export")
+        return "done"
+
+    async def scenario() -> tuple[list[tuple[float, float | None, str | None]], list[Any]]:
+        recorder = Recorder()
+        async with connect_memory(app, protocol=v2025_11_25, client_handlers=recorder) as client:
+            progress: list[tuple[float, float | None, str | None]] = []
+            client.session.progress_callbacks["p"] = lambda note: progress.append(
+                (note.progress, note.total, note.message)
+            )
+            await client.set_level(level="info")
+            await client.call_tool(name="export_notes", arguments={"count": 3}, meta={"progressToken": "p"})
+            await asyncio.sleep(0)  # notifications are handled in their own tasks
+            for _ in range(100):
+                if recorder.logs:
+                    break
+                await asyncio.sleep(0.01)
+        return progress, recorder.logs
+
+    progress, logs = asyncio.run(scenario())
+    assert progress == [(1, 3, "note 1"), (2, 3, "note 2"), (3, 3, "note 3")]
+    assert logs == [("info", {"exported": 3}, "export")]
+
+
+def test_an_unknown_log_level_is_refused_naming_the_valid_levels() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    async def chatty(ctx: Context) -> str:
+        await ctx.log("infoo", "typo")  # type: ignore[arg-type]
+        return "unreachable"
+
+    async def scenario() -> Any:
+        async with connect_memory(app, protocol=v2025_11_25) as client:
+            return await client.call_tool(name="chatty", arguments={})
+
+    result = asyncio.run(scenario())
+    assert result.is_error is True
+    assert result.content[0].text == (
+        "Tool chatty failed: ValueError: unknown log level 'infoo': use one of "
+        "debug, info, notice, warning, error, critical, alert, emergency"
+    )
+
+
+def test_cancellation_reaches_an_async_function_and_marks_a_sync_one() -> None:
+    app = McpApp("t")
+    async_started, async_cancelled = asyncio.Event(), []
+    sync_started, sync_release = threading.Event(), threading.Event()
+    seen_by_sync: list[bool] = []
+
+    @app.tool()
+    async def slow(ctx: Context) -> str:
+        async_started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            async_cancelled.append(ctx.cancelled)
+            raise
+        return "never"
+
+    @app.tool()
+    def grinding(ctx: Context) -> str:
+        sync_started.set()
+        sync_release.wait(5)
+        seen_by_sync.append(ctx.cancelled)
+        return "late"
+
+    async def scenario() -> None:
+        async with connect_memory(app, protocol=v2025_11_25) as client:
+            call = asyncio.ensure_future(client.call_tool(name="slow", arguments={}))
+            await async_started.wait()
+            call.cancel()  # the client sends notifications/cancelled
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            for _ in range(200):
+                if async_cancelled:
+                    break
+                await asyncio.sleep(0.01)
+            call = asyncio.ensure_future(client.call_tool(name="grinding", arguments={}))
+            await asyncio.to_thread(sync_started.wait, 5)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+                if app_cancelled_marked():
+                    break
+            sync_release.set()
+            for _ in range(200):
+                if seen_by_sync:
+                    break
+                await asyncio.sleep(0.01)
+
+    contexts: list[Context] = []
+    original = Context.mark_cancelled
+
+    def spy(self: Context) -> None:
+        contexts.append(self)
+        original(self)
+
+    def app_cancelled_marked() -> bool:
+        return len(contexts) >= 2
+
+    Context.mark_cancelled = spy  # type: ignore[method-assign]
+    try:
+        asyncio.run(scenario())
+    finally:
+        Context.mark_cancelled = original  # type: ignore[method-assign]
+    assert async_cancelled == [False]  # CancelledError came first; the flag follows it
+    assert seen_by_sync == [True]
+
+
+def test_adding_and_removing_a_tool_at_run_time_announces_list_changed() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def first() -> None: ...
+
+    async def scenario() -> tuple[list[str], list[str], int, dict[str, Any]]:
+        recorder = Recorder()
+        async with connect_memory(app, protocol=v2025_11_25, client_handlers=recorder) as client:
+            capabilities = client.session.peer_capabilities
+            before = [tool.name for tool in (await client.list_tools()).tools]
+
+            def second() -> None: ...
+
+            app.add_tool(second)
+            await asyncio.wait_for(recorder.changed.wait(), 5)
+            recorder.changed.clear()
+            app.remove_tool("first")
+            await asyncio.wait_for(recorder.changed.wait(), 5)
+            after = [tool.name for tool in (await client.list_tools()).tools]
+        return before, after, recorder.tool_changes, capabilities
+
+    before, after, changes, capabilities = asyncio.run(scenario())
+    assert (before, after, changes) == (["first"], ["second"], 2)
+    assert capabilities["tools"] == {"listChanged": True}
