@@ -191,7 +191,10 @@ def declare_resource(
         mime_type=mime_type,
         template=template,
         definition=definition,
-        completions=Completions(f"resource template {uri!r}", variables),
+        completions=Completions(
+            f"resource template {uri!r}" if template is not None else f"resource {uri!r} (no URI variables)",
+            variables,
+        ),
         asynchronous=is_async(function),
         adapter=adapter,
     )
