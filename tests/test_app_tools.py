@@ -133,11 +133,13 @@ def test_annotated_field_constraints_reach_the_schema() -> None:
         limit: Annotated[int, Field(ge=1, le=100)] = 10,
         code: Annotated[str, Field(max_length=8, pattern=r"^[A-Z]+$")] = "A",
         ratio: float = Field(0.5, gt=0, description="From Field."),
+        size: Annotated[int, Field(description="From Annotated.")] = 1,
     ) -> None:
         """Constraints.
 
         Args:
             ratio: Not this one: Field's description wins.
+            size: Nor this one.
         """
 
     assert schema_of(app, "constrained") == {
@@ -146,6 +148,7 @@ def test_annotated_field_constraints_reach_the_schema() -> None:
             "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
             "code": {"type": "string", "maxLength": 8, "pattern": "^[A-Z]+$", "default": "A"},
             "ratio": {"type": "number", "exclusiveMinimum": 0, "default": 0.5, "description": "From Field."},
+            "size": {"type": "integer", "default": 1, "description": "From Annotated."},
         },
         "additionalProperties": False,
     }
