@@ -5,10 +5,12 @@ and sync functions; plus run-time changes announced through the change feed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from typedmcp.app import Context, McpApp
 from typedmcp.connecting import connect_memory
@@ -178,3 +180,107 @@ def test_adding_and_removing_a_tool_at_run_time_announces_list_changed() -> None
     before, after, changes, capabilities = asyncio.run(scenario())
     assert (before, after, changes) == (["first"], ["second"], 2)
     assert capabilities["tools"] == {"listChanged": True}
+
+
+class Person(BaseModel):
+    name: str
+    age: int = 0
+    colour: Literal["red", "green"] = "red"
+
+
+class Nested(BaseModel):
+    person: Person
+
+
+class Answering(ClientHandlers):
+    """A client that answers elicitation, sampling and roots."""
+
+    def __init__(self, action: Literal["accept", "decline", "cancel"] = "accept") -> None:
+        self.action = action
+        self.forms: list[dict[str, Any]] = []
+
+    async def elicit(self, params: Any, ctx: Any) -> models.ElicitResult:
+        self.forms.append(params.requested_schema.model_dump(by_alias=True, exclude_unset=True))
+        content = {"name": "Ada", "age": 36} if self.action == "accept" else None
+        return models.ElicitResult(action=self.action, content=content)
+
+    async def create_message(self, params: Any, ctx: Any) -> models.CreateMessageResult:
+        asked = params.messages[0].content.text
+        return models.CreateMessageResult(
+            role="assistant", content=models.TextContent(type="text", text=f"echo {asked}"), model="m"
+        )
+
+    async def list_roots(self, params: Any, ctx: Any) -> models.ListRootsResult:
+        return models.ListRootsResult(roots=[models.Root(uri="file:///notes", name="notes")])
+
+
+def peer_app() -> McpApp:
+    app = McpApp("t")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Who are you?", Person)
+        if answer.data is None:
+            return answer.action
+        return f"{answer.data.name} {answer.data.age} {answer.data.colour}"
+
+    @app.tool()
+    async def think(ctx: Context) -> str:
+        sampled = await ctx.sample("hi", max_tokens=5)
+        roots = await ctx.list_roots()
+        return f"{sampled.content.text} {[root.uri for root in roots]}"  # type: ignore[union-attr]
+
+    @app.tool()
+    async def who(ctx: Context) -> dict[str, Any]:
+        return {"capabilities": sorted(ctx.client_capabilities), "client": ctx.client_info.get("name")}
+
+    @app.tool()
+    async def nested(ctx: Context) -> str:
+        await ctx.elicit("Nested?", Nested)
+        return "unreachable"
+
+    return app
+
+
+@pytest.mark.parametrize("protocol", ["auto", v2025_11_25], ids=["2026-07-28", "2025-11-25"])
+def test_elicitation_sampling_roots_and_client_facts_in_both_eras(protocol: Any) -> None:
+    app = peer_app()
+
+    async def scenario() -> tuple[list[str], list[dict[str, Any]], str]:
+        answering = Answering()
+        async with connect_memory(app, protocol=protocol, client_handlers=answering) as client:
+            texts = []
+            for name in ("ask", "think", "who"):
+                result = await client.call_tool(name=name, arguments={})
+                texts.append(result.content[0].text)
+            declined = Answering("decline")
+        async with connect_memory(app, protocol=protocol, client_handlers=declined) as client:
+            refused = (await client.call_tool(name="ask", arguments={})).content[0].text
+        return texts, answering.forms, refused
+
+    texts, forms, refused = asyncio.run(scenario())
+    assert texts[0] == "Ada 36 red"
+    assert texts[1] == "echo hi ['file:///notes']"
+    assert json.loads(texts[2]) == {"capabilities": ["elicitation", "roots", "sampling"], "client": "mcp-codegen"}
+    assert forms[0] == {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer", "default": 0},
+            "colour": {"type": "string", "enum": ["red", "green"], "default": "red"},
+        },
+        "required": ["name"],
+    }
+    assert refused == "decline"
+
+
+def test_a_form_type_mcp_cannot_express_is_refused_naming_it() -> None:
+    async def scenario() -> str:
+        async with connect_memory(peer_app(), protocol=v2025_11_25, client_handlers=Answering()) as client:
+            return str((await client.call_tool(name="nested", arguments={})).content[0].text)
+
+    message = asyncio.run(scenario())
+    assert message == (
+        "Tool nested failed: ValueError: Nested cannot be an elicitation form (fields person): MCP forms "
+        "are flat objects of strings, numbers, booleans and Literal choices, each required or with a default"
+    )

@@ -7,7 +7,7 @@ runs, results are shaped after it; the app is a handler object, served by ``run_
 from __future__ import annotations
 
 from .content import ContentBlock, audio, embedded_blob, embedded_text, image, resource_link, text
-from .context import Context, LogLevel
+from .context import Context, Elicited, LogLevel
 from .core import McpApp, PromptFunction, ResourceFunction
 from .prompts import assistant, message, user
 from .resources import RESOURCE_NOT_FOUND, UriTemplate
@@ -20,6 +20,7 @@ __all__ = [
     "ContentBlock",
     "Context",
     "DeclarationError",
+    "Elicited",
     "LogLevel",
     "McpApp",
     "PromptFunction",

@@ -2,17 +2,69 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from typing import Any, Literal, get_args
+from functools import lru_cache
+from typing import Any, Generic, Literal, TypeVar, get_args
 
+from pydantic import TypeAdapter, ValidationError
+
+from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer
 
+from ..protocol.meta import CLIENT_INFO_KEY
 from ..protocol.packages import SEVERITY
 from ..protocol.stubs import RequestContext
+from .signature import QuietTitles
+
+T = TypeVar("T")
 
 #: The log levels of MCP (RFC 5424's severities), least severe first.
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 assert get_args(LogLevel) == SEVERITY
+
+
+@dataclasses.dataclass(frozen=True)
+class Elicited(Generic[T]):
+    """The user's answer to :meth:`Context.elicit`: ``data`` is the validated form when
+    ``action`` is ``"accept"``, else None."""
+
+    action: Literal["accept", "decline", "cancel"]
+    data: T | None
+
+
+@lru_cache(maxsize=256)
+def _form(schema: Any) -> tuple[TypeAdapter[Any], models.ElicitRequestFormParamsRequestedSchema]:
+    """The adapter and MCP form schema of an elicitation type (checked once per type)."""
+    adapter: TypeAdapter[Any] = TypeAdapter(schema)
+    derived = adapter.json_schema(schema_generator=QuietTitles)
+    derived.pop("additionalProperties", None)
+    derived.pop("description", None)
+    form_model = models.ElicitRequestFormParamsRequestedSchema
+    try:
+        form = form_model.model_validate(derived)
+    except ValidationError:
+        properties = derived.get("properties")
+        wrong = [
+            name
+            for name, prop in (properties.items() if isinstance(properties, dict) else [])
+            if not _valid(form_model, {"type": "object", "properties": {name: prop}})
+        ]
+        shown = f"fields {', '.join(wrong)}" if wrong else "not an object of fields"
+        raise ValueError(
+            f"{getattr(schema, '__qualname__', schema)} cannot be an elicitation form ({shown}): "
+            "MCP forms are flat objects of strings, numbers, booleans and Literal choices, "
+            "each required or with a default"
+        ) from None
+    return adapter, form
+
+
+def _valid(model: Any, data: Any) -> bool:
+    try:
+        model.model_validate(data)
+    except ValidationError:
+        return False
+    return True
 
 
 class Context:
@@ -49,6 +101,58 @@ class Context:
         """The client, typed: ``await ctx.peer.list_roots()``, ``create_message``, ``elicit``
         (in 2026-07-28 the runtime turns these into input requests)."""
         return self.request_context.peer
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared it can do (in ``initialize``, or in this request's
+        ``_meta`` in 2026-07-28)."""
+        session = getattr(self.request_context.peer, "session", None)
+        return dict(getattr(session, "peer_capabilities", None) or {})
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The client's name and version, as it sent them."""
+        found = self.request_context.meta.get(CLIENT_INFO_KEY)
+        if isinstance(found, dict):
+            return dict(found)
+        session = getattr(self.request_context.peer, "session", None)
+        return dict(getattr(session, "client_info", None) or {})
+
+    async def elicit(self, message: str, schema: type[T]) -> Elicited[T]:
+        """Ask the user to fill in a form typed by ``schema`` (a pydantic model, a dataclass
+        or a TypedDict of strings, numbers, booleans and Literal choices); the accepted
+        answer comes back validated as ``schema``. Raises ValueError for a type MCP forms
+        cannot express."""
+        key: Any = schema  # a type: hashable
+        adapter, form = _form(key)
+        answer = await self.peer.elicit(
+            models.ElicitRequestFormParams(message=message, requested_schema=form)
+        )
+        if answer.action != "accept":
+            return Elicited(answer.action, None)
+        return Elicited("accept", adapter.validate_python(answer.content or {}))
+
+    async def sample(
+        self,
+        prompt: str | list[models.SamplingMessage],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> models.CreateMessageResult:
+        """Ask the client's LLM (``sampling/createMessage``); a str is one user message."""
+        messages = (
+            [models.SamplingMessage(role="user", content=models.TextContent(type="text", text=prompt))]
+            if isinstance(prompt, str)
+            else prompt
+        )
+        return await self.peer.create_message(
+            max_tokens=max_tokens, messages=messages, system_prompt=system_prompt, temperature=temperature
+        )
+
+    async def list_roots(self) -> list[models.Root]:
+        """The client's roots (``roots/list``)."""
+        return (await self.peer.list_roots()).roots
 
     @property
     def cancelled(self) -> bool:
