@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from typedmcp.app import Context, McpApp
 from typedmcp.connecting import connect_memory
+from typedmcp.engine.jsonrpc import RpcError
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import ClientHandlers
@@ -284,3 +285,100 @@ def test_a_form_type_mcp_cannot_express_is_refused_naming_it() -> None:
         "Tool nested failed: ValueError: Nested cannot be an elicitation form (fields person): MCP forms "
         "are flat objects of strings, numbers, booleans and Literal choices, each required or with a default"
     )
+
+
+def test_a_sync_function_uses_the_context_through_from_thread() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def crunch(ctx: Context, steps: int = 2) -> str:
+        for step in range(1, steps + 1):
+            ctx.from_thread(ctx.report_progress(step, steps))
+        return "crunched"
+
+    @app.tool()
+    async def misuse(ctx: Context) -> str:
+        return ctx.from_thread(ctx.info("x"))  # type: ignore[func-returns-value]
+
+    async def scenario() -> tuple[list[float], str]:
+        async with connect_memory(app, protocol=v2025_11_25) as client:
+            progress: list[float] = []
+            client.session.progress_callbacks["p"] = lambda note: progress.append(note.progress)
+            await client.call_tool(name="crunch", arguments={}, meta={"progressToken": "p"})
+            misused = (await client.call_tool(name="misuse", arguments={})).content[0].text
+        return progress, misused
+
+    progress, misused = asyncio.run(scenario())
+    assert progress == [1, 2]
+    assert misused == (
+        "Tool misuse failed: RuntimeError: from_thread is for sync functions (worker threads); "
+        "an async one awaits instead"
+    )
+
+
+def test_disabling_hides_and_enabling_restores_announcing_each_change() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def first() -> None: ...
+
+    @app.prompt()
+    def greet() -> str:
+        return "hi"
+
+    @app.resource("t://{name}")
+    def thing(name: str) -> str:
+        return name
+
+    async def scenario() -> list[Any]:
+        recorder = Recorder()
+        async with connect_memory(app, protocol=v2025_11_25, client_handlers=recorder) as client:
+            app.disable("tool", "first")
+            await asyncio.wait_for(recorder.changed.wait(), 5)
+            hidden = [t.name for t in (await client.list_tools()).tools]
+            with pytest.raises(RpcError) as unknown:
+                await client.call_tool(name="first", arguments={})
+            app.disable("prompt", "greet")
+            app.disable("resource", "t://{name}")
+            prompts = (await client.list_prompts()).prompts
+            templates = (await client.list_resource_templates()).resource_templates
+            with pytest.raises(RpcError) as unread:
+                await client.read_resource(uri="t://x")
+            recorder.changed.clear()
+            app.enable("tool", "first")
+            app.enable("tool", "first")  # already enabled: no second announcement
+            await asyncio.wait_for(recorder.changed.wait(), 5)
+            shown = [t.name for t in (await client.list_tools()).tools]
+            return [hidden, unknown.value.message, prompts, templates, unread.value.code, shown, recorder.tool_changes]
+
+    hidden, unknown, prompts, templates, unread, shown, changes = asyncio.run(scenario())
+    assert (hidden, unknown, prompts, templates, unread, shown) == (
+        [], "Unknown tool: first", [], [], -32002, ["first"]
+    )
+    assert changes == 2
+    with pytest.raises(KeyError, match=r"no tool 'nope' \(declared: first\)"):
+        app.disable("tool", "nope")
+
+
+def test_a_change_reaches_a_2026_listen_stream_and_cache_hints_apply() -> None:
+    from typedmcp import CachePolicy
+
+    app = McpApp("t", cache=CachePolicy(ttl_ms=5_000, scope="public"))
+
+    @app.tool()
+    def first() -> None: ...
+
+    async def scenario() -> tuple[str, dict[str, Any]]:
+        async with connect_memory(app) as client:
+            listed = (await client.list_tools()).model_dump(by_alias=True, exclude_unset=True)
+            async with client.session.listen(tools_list_changed=True) as subscription:
+
+                def second() -> None: ...
+
+                app.add_tool(second)
+                notification = await subscription.get(timeout=5)
+        return str(notification.method), listed
+
+    method, listed = asyncio.run(scenario())
+    assert method == "notifications/tools/list_changed"
+    assert (listed["ttlMs"], listed["cacheScope"]) == (5_000, "public")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import threading
+from collections.abc import Coroutine
 from functools import lru_cache
 from typing import Any, Generic, Literal, TypeVar, get_args
 
@@ -75,11 +77,31 @@ class Context:
     (:attr:`request_context`), so both layers see the same request.
     """
 
-    __slots__ = ("_cancelled", "request_context")
+    __slots__ = ("_cancelled", "_loop", "request_context")
 
     def __init__(self, request_context: RequestContext[ClientPeer]) -> None:
         self.request_context = request_context
         self._cancelled = threading.Event()
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    def from_thread(self, awaitable: Coroutine[Any, Any, T]) -> T:
+        """Run one of the context's coroutines from a sync function (which runs in a worker
+        thread) and wait for its result: ``ctx.from_thread(ctx.report_progress(1, 3))``."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            awaitable.close()
+            raise RuntimeError("the request's event loop is gone; from_thread works while it is served")
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            awaitable.close()
+            raise RuntimeError("from_thread is for sync functions (worker threads); an async one awaits instead")
+        return asyncio.run_coroutine_threadsafe(awaitable, loop).result()
 
     @property
     def request_id(self) -> str | int | None:

@@ -11,7 +11,7 @@ the runtime's sieve. Subclass it to add low-level handlers beside the functions
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
@@ -19,6 +19,7 @@ from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
 from ..protocol.feed import ChangeFeed
 from ..protocol.stubs import RequestContext
+from ..stateless.server import CachePolicy
 from .completions import CompleterT
 from .context import Context
 from .prompts import PromptSpec, declare_prompt
@@ -67,6 +68,10 @@ class ResourceFunction(Generic[P, R]):
         return self.spec.completions.register(variable)
 
 
+#: What :meth:`McpApp.enable` and :meth:`McpApp.disable` act on.
+Kind = Literal["tool", "prompt", "resource"]
+SpecT = TypeVar("SpecT")
+
 #: The lists whose changes the app announces (``listChanged`` in its capabilities).
 LIST_CHANGED = ("tools", "resources", "prompts")
 
@@ -94,6 +99,7 @@ class McpApp(ServerHandlers):
         title: str | None = None,
         instructions: str | None = None,
         changes: ChangeFeed | None = None,
+        cache: CachePolicy | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -101,12 +107,15 @@ class McpApp(ServerHandlers):
         self.version = version
         self.title = title
         self.instructions = instructions
+        #: The caching hints of 2026-07-28 list and read results (``ttlMs``/``cacheScope``).
+        self.cache = cache
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
         self._tools: dict[str, ToolSpec] = {}
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
+        self._disabled: set[tuple[str, str]] = set()
 
     def server_defaults(self) -> dict[str, Any]:
         """Options the launchers use unless given others: ``server_info``,
@@ -121,6 +130,8 @@ class McpApp(ServerHandlers):
         }
         if self.instructions is not None:
             defaults["instructions"] = self.instructions
+        if self.cache is not None:
+            defaults["cache"] = self.cache
         return defaults
 
     # -- declaring -----------------------------------------------------------------------
@@ -203,6 +214,7 @@ class McpApp(ServerHandlers):
         """Stop serving tool ``name`` (clients are told the list changed)."""
         if self._tools.pop(name, None) is None:
             raise KeyError(f"no tool named {name!r} (tools: {', '.join(self._tools) or 'none'})")
+        self._disabled.discard(("tool", name))
         self.changes.tools_changed()
 
     def resource(
@@ -259,6 +271,7 @@ class McpApp(ServerHandlers):
         """Stop serving resource (or template) ``uri`` (clients are told)."""
         if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
             raise KeyError(f"no resource or template {uri!r}")
+        self._disabled.discard(("resource", uri))
         self.changes.resources_changed()
 
     def prompt(
@@ -306,7 +319,45 @@ class McpApp(ServerHandlers):
         """Stop serving prompt ``name`` (clients are told)."""
         if self._prompts.pop(name, None) is None:
             raise KeyError(f"no prompt named {name!r}")
+        self._disabled.discard(("prompt", name))
         self.changes.prompts_changed()
+
+    def enable(self, kind: Kind, name: str, enabled: bool = True) -> None:
+        """Serve (``enabled=True``) or hide a declared tool, prompt or resource (by URI) at
+        run time; clients are told the list changed. A hidden one is not listed and is
+        answered as unknown."""
+        table: Mapping[str, object]
+        if kind == "tool":
+            table = self._tools
+        elif kind == "prompt":
+            table = self._prompts
+        else:
+            table = {**self._resources, **self._templates}
+        if name not in table:
+            raise KeyError(f"no {kind} {name!r} (declared: {', '.join(table) or 'none'})")
+        key = (kind, name)
+        if enabled == (key not in self._disabled):
+            return
+        if enabled:
+            self._disabled.discard(key)
+        else:
+            self._disabled.add(key)
+        {"tool": self.changes.tools_changed, "prompt": self.changes.prompts_changed,
+         "resource": self.changes.resources_changed}[kind]()
+
+    def disable(self, kind: Kind, name: str) -> None:
+        """``enable(kind, name, False)``: hide a tool, prompt or resource at run time."""
+        self.enable(kind, name, False)
+
+    def _served(self, kind: Kind, table: Mapping[str, SpecT]) -> list[SpecT]:
+        disabled = self._disabled
+        if not disabled:
+            return list(table.values())
+        return [spec for name, spec in table.items() if (kind, name) not in disabled]
+
+    def _find(self, kind: Kind, table: Mapping[str, SpecT], name: str) -> SpecT | None:
+        spec = table.get(name)
+        return None if spec is None or (kind, name) in self._disabled else spec
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -316,30 +367,30 @@ class McpApp(ServerHandlers):
     # -- serving (the generated handlers) -----------------------------------------------
 
     async def list_tools(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListToolsResult:
-        return models.ListToolsResult(tools=[spec.definition for spec in self._tools.values()])
+        return models.ListToolsResult(tools=[spec.definition for spec in self._served("tool", self._tools)])
 
     async def call_tool(self, params: models.CallToolRequestParams, ctx: Ctx) -> models.CallToolResult:
-        spec = self._tools.get(params.name)
+        spec = self._find("tool", self._tools, params.name)
         if spec is None:
-            raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}", {"tools": list(self._tools)})
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
         return await spec.call(params.arguments or {}, Context(ctx))
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
-        return models.ListResourcesResult(resources=[spec.definition for spec in self._resources.values()])  # type: ignore[misc]
+        return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]
 
     async def list_resource_templates(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
     ) -> models.ListResourceTemplatesResult:
         return models.ListResourceTemplatesResult(
-            resource_templates=[spec.definition for spec in self._templates.values()]  # type: ignore[misc]
+            resource_templates=[spec.definition for spec in self._served("resource", self._templates)]  # type: ignore[misc]
         )
 
     async def read_resource(self, params: models.ReadResourceRequestParams, ctx: Ctx) -> models.ReadResourceResult:
         uri = params.uri
-        spec = self._resources.get(uri)
+        spec = self._find("resource", self._resources, uri)
         if spec is not None:
             return await spec.read(uri, {}, Context(ctx))
-        for template in self._templates.values():
+        for template in self._served("resource", self._templates):
             assert template.template is not None
             variables = template.template.match(uri)
             if variables is not None:
@@ -347,10 +398,10 @@ class McpApp(ServerHandlers):
         raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri)}", {"uri": uri})
 
     async def list_prompts(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListPromptsResult:
-        return models.ListPromptsResult(prompts=[spec.definition for spec in self._prompts.values()])
+        return models.ListPromptsResult(prompts=[spec.definition for spec in self._served("prompt", self._prompts)])
 
     async def get_prompt(self, params: models.GetPromptRequestParams, ctx: Ctx) -> models.GetPromptResult:
-        spec = self._prompts.get(params.name)
+        spec = self._find("prompt", self._prompts, params.name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(params.name)}")
         return await spec.render(params.arguments or {}, Context(ctx))
@@ -358,12 +409,12 @@ class McpApp(ServerHandlers):
     async def complete(self, params: models.CompleteRequestParams, ctx: Ctx) -> models.CompleteResult:
         ref = params.ref
         if isinstance(ref, models.PromptReference):
-            prompt = self._prompts.get(ref.name)
+            prompt = self._find("prompt", self._prompts, ref.name)
             if prompt is None:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(ref.name)}")
             completions = prompt.completions
         else:
-            template = self._templates.get(ref.uri)
+            template = self._find("resource", self._templates, ref.uri)
             if template is None:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: unknown resource template {clip(ref.uri)}")
             completions = template.completions
