@@ -590,3 +590,19 @@ def test_context_parameter_is_left_out_of_the_schema() -> None:
         "required": ["count"],
         "additionalProperties": False,
     }
+
+
+def test_a_wrapped_output_schema_keeps_the_runtimes_fast_check() -> None:
+    """``x-`` keys are annotations: the session checks ``{"result": "..."}`` without jsonschema."""
+    from typedmcp.protocol.tools import simple_check
+
+    app = McpApp("t")
+
+    @app.tool()
+    def hello(name: str) -> str:
+        return name
+
+    check = simple_check(schema_of(app, "hello", "outputSchema"))
+    assert check is not None
+    assert (check({"result": "x"}), check({"result": 1}), check({})) == (True, False, False)
+    assert simple_check({"type": "object", "properties": {"a": {"type": "string", "minLength": 1}}}) is None

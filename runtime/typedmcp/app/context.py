@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
 from collections.abc import Coroutine
 from functools import lru_cache
 from typing import Any, Generic, Literal, TypeVar, get_args
@@ -81,7 +80,7 @@ class Context:
 
     def __init__(self, request_context: RequestContext[ClientPeer]) -> None:
         self.request_context = request_context
-        self._cancelled = threading.Event()
+        self._cancelled = False  # set on the loop, read by a worker thread: a plain flag
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -181,11 +180,11 @@ class Context:
         """Whether the client cancelled this request. An ``async`` function sees
         ``CancelledError`` at its next ``await``; a sync one, run in a worker thread that
         Python cannot interrupt, should check this between steps and return early."""
-        return self._cancelled.is_set()
+        return self._cancelled
 
     def mark_cancelled(self) -> None:
         """Record the cancellation (the app calls it when the request is cancelled)."""
-        self._cancelled.set()
+        self._cancelled = True
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -373,7 +373,8 @@ class McpApp(ServerHandlers):
         spec = self._find("tool", self._tools, params.name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
-        return await spec.call(params.arguments or {}, Context(ctx))
+        context = Context(ctx) if spec.signature.context_parameter is not None else None
+        return await spec.call(params.arguments or {}, context)
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
         return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]

@@ -81,7 +81,8 @@ class FunctionSignature:
 
     def validate(self, arguments: Mapping[str, Any]) -> BaseModel:
         """The arguments validated (converted) by the model; raises ``ValidationError``."""
-        return self.model.model_validate(arguments)
+        validated: BaseModel = self.model.__pydantic_validator__.validate_python(arguments)
+        return validated
 
     def call_arguments(
         self, validated: BaseModel, context: object | None
