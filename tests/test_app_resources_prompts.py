@@ -4,9 +4,11 @@ completions; mistakes refused at declaration; docstring styles."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import enum
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from typedmcp.app import Context, DeclarationError, McpApp, UriTemplate, assistant, user
 from typedmcp.app.docstrings import parse_docstring
@@ -273,3 +275,52 @@ def test_docstring_styles_give_the_same_descriptions(doc: str) -> None:
     parsed = parse_docstring(doc)
     assert parsed.summary == "Search notes."
     assert parsed.params == {"query": "Text to find, anywhere.", "limit": "At most this many."}
+
+
+class Tone(enum.Enum):
+    KIND = "kind"
+
+
+class Place(BaseModel):
+    city: str
+
+
+def test_a_prompt_parameter_no_string_can_give_is_refused() -> None:
+    app = McpApp("t")
+
+    def tagged(tags: list[str]) -> str:
+        return ""
+
+    with pytest.raises(DeclarationError) as refused:
+        app.add_prompt(tagged)
+    assert str(refused.value) == (
+        "prompt 'tagged': parameter 'tags' of test_a_prompt_parameter_no_string_can_give_is_refused.<locals>"
+        ".tagged cannot come from a string, and MCP sends prompt arguments as strings; use str, int, float, "
+        "bool, a Literal or an Enum (parse richer values inside the function)"
+    )
+
+    def placed(place: Place) -> str:
+        return ""
+
+    with pytest.raises(DeclarationError, match=r"parameter 'place' .* cannot come from a string"):
+        app.add_prompt(placed)
+
+    @app.prompt()
+    def fine(a: int, b: float, c: bool, tone: Tone, d: str | None = None, e: Literal["x"] = "x") -> str:
+        return ""
+
+    assert wire(run(app, lambda client: client.get_prompt(name="fine", arguments={
+        "a": "1", "b": "2.5", "c": "true", "tone": "kind"
+    })))["messages"][0]["content"]["text"] == ""
+
+
+def test_a_bare_resource_or_prompt_decorator_is_refused() -> None:
+    app = McpApp("t")
+
+    def index() -> str:
+        return ""
+
+    with pytest.raises(DeclarationError, match=r"write @app.resource\('scheme://...'\) with the URI"):
+        app.resource(index)  # type: ignore[arg-type]
+    with pytest.raises(DeclarationError, match=r"write @app.prompt\(\) with parentheses"):
+        app.prompt(index)  # type: ignore[arg-type]

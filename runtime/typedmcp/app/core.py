@@ -230,6 +230,11 @@ class McpApp(ServerHandlers):
     ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
         """Declare a resource (``"notes://index"``) or, with ``{variables}``, a resource
         template (``"notes://{note_id}"``) whose variables are the function's parameters."""
+        if callable(uri):
+            raise DeclarationError(
+                f"write @app.resource('scheme://...') with the URI (got the function "
+                f"{getattr(uri, '__qualname__', uri)!r})"
+            )
 
         def decorator(function: Callable[P, R]) -> ResourceFunction[P, R]:
             return self.add_resource(

@@ -74,6 +74,23 @@ class PromptSpec:
         )
 
 
+_SCALARS = frozenset({"string", "integer", "number", "boolean"})
+
+
+def _from_string(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> bool:
+    """Whether a parameter's JSON Schema is a scalar a string argument can be turned into
+    (an enum, a constant, a string, a number or a boolean, or a union of those)."""
+    reference = schema.get("$ref")
+    if isinstance(reference, str):
+        return _from_string(definitions.get(reference.rsplit("/", 1)[-1], {}), definitions)
+    if "anyOf" in schema:
+        parts = [part for part in schema["anyOf"] if part.get("type") != "null"]
+        return all(_from_string(part, definitions) for part in parts)
+    if "enum" in schema or "const" in schema:
+        return True
+    return schema.get("type") in _SCALARS
+
+
 def declare_prompt(
     function: Callable[..., Any],
     *,
@@ -90,6 +107,16 @@ def declare_prompt(
     what = f"prompt {prompt_name!r}"
     signature = read_signature(function, what=what, context_type=Context)
     fields = signature.model.model_fields
+    schema = signature.input_schema()
+    properties, definitions = schema.get("properties", {}), schema.get("$defs", {})
+    for parameter in signature.parameters:
+        if not _from_string(properties.get(parameter.name, {}), definitions):
+            raise DeclarationError(
+                f"{what}: parameter {parameter.name!r} of "
+                f"{getattr(function, '__qualname__', prompt_name)} cannot come from a string, and "
+                "MCP sends prompt arguments as strings; use str, int, float, bool, a Literal "
+                "or an Enum (parse richer values inside the function)"
+            )
     arguments = [
         models.PromptArgument(
             name=parameter.name,
