@@ -188,7 +188,7 @@ def test_completions_of_prompt_arguments_and_template_variables() -> None:
 
 def test_a_completion_for_an_argument_that_does_not_exist_is_refused() -> None:
     app = library()
-    review = app._prompts["review"]  # the declared prompt, as @app.prompt() returned it
+    review = app.prompts["review"]
 
     with pytest.raises(DeclarationError) as refused:
         review.completions.register("mood")

@@ -524,6 +524,12 @@ def test_a_tool_name_breaking_the_spec_rule_is_refused(name: str) -> None:
         app.add_tool(lambda: None, name=name)
 
 
+def test_a_name_passed_positionally_to_the_decorator_is_refused() -> None:
+    app = McpApp("t")
+    with pytest.raises(DeclarationError, match=r"write @app.tool\(name='add'\): the name is a keyword argument"):
+        app.tool("add")  # type: ignore[call-overload]
+
+
 def test_allowed_tool_names() -> None:
     app = McpApp("t")
     for name in ("a", "A-b_c.d", "x" * 128):

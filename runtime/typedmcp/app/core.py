@@ -169,6 +169,10 @@ class McpApp(ServerHandlers):
         unchanged. The name defaults to the function's, the description to the
         docstring's first paragraph; ``structured_output=False`` leaves out the output
         schema."""
+        if isinstance(function, str):
+            raise DeclarationError(
+                f"write @app.tool(name={function!r}): the name is a keyword argument"
+            )
         if function is not None:
             return self.add_tool(function)
 
@@ -194,8 +198,6 @@ class McpApp(ServerHandlers):
         structured_output: bool | None = None,
     ) -> Callable[P, R]:
         """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
-        if callable(name) and not isinstance(name, str):
-            raise DeclarationError("add_tool(function, name='...'): the name is a keyword argument")
         spec = declare_tool(
             function, name=name, title=title, description=description, annotations=annotations,
             icons=icons, meta=meta, structured_output=structured_output,
@@ -366,8 +368,18 @@ class McpApp(ServerHandlers):
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
-        """The declared tools by name."""
+        """The declared tools by name (disabled ones included)."""
         return dict(self._tools)
+
+    @property
+    def prompts(self) -> Mapping[str, PromptSpec]:
+        """The declared prompts by name (disabled ones included)."""
+        return dict(self._prompts)
+
+    @property
+    def resources(self) -> Mapping[str, ResourceSpec]:
+        """The declared resources and templates by URI (disabled ones included)."""
+        return {**self._resources, **self._templates}
 
     # -- serving (the generated handlers) -----------------------------------------------
 
