@@ -382,3 +382,21 @@ def test_a_change_reaches_a_2026_listen_stream_and_cache_hints_apply() -> None:
     method, listed = asyncio.run(scenario())
     assert method == "notifications/tools/list_changed"
     assert (listed["ttlMs"], listed["cacheScope"]) == (5_000, "public")
+
+
+def test_a_sync_tool_adding_a_tool_from_its_worker_thread_announces_it() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def grow(name: str) -> str:
+        app.add_tool(lambda: name, name=name)
+        return "grown"
+
+    async def scenario() -> tuple[str, list[str]]:
+        recorder = Recorder()
+        async with connect_memory(app, protocol=v2025_11_25, client_handlers=recorder) as client:
+            grown = (await client.call_tool(name="grow", arguments={"name": "fresh"})).content[0].text
+            await asyncio.wait_for(recorder.changed.wait(), 5)
+            return grown, [tool.name for tool in (await client.list_tools()).tools]
+
+    assert asyncio.run(scenario()) == ("grown", ["grow", "fresh"])

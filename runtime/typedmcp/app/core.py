@@ -10,6 +10,7 @@ the runtime's sieve. Subclass it to add low-level handlers beside the functions
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
@@ -116,6 +117,21 @@ class McpApp(ServerHandlers):
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
         self._disabled: set[tuple[str, str]] = set()
+        #: The loop serving the app (seen by its handlers): changes made in a worker
+        #: thread (a sync tool adding a tool) are announced on it.
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _announce(self, publish: Callable[[], None]) -> None:
+        """Publish a list change on the feed, from the serving loop's thread (the feed's
+        listeners and its Redis relay run there)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread (or no loop at all: declarations at import)
+            loop = self._loop
+            if loop is not None and loop.is_running():
+                loop.call_soon_threadsafe(publish)
+                return
+        publish()
 
     def server_defaults(self) -> dict[str, Any]:
         """Options the launchers use unless given others: ``server_info``,
@@ -209,7 +225,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._tools[spec.name] = spec
-        self.changes.tools_changed()
+        self._announce(self.changes.tools_changed)
         return function
 
     def remove_tool(self, name: str) -> None:
@@ -217,7 +233,7 @@ class McpApp(ServerHandlers):
         if self._tools.pop(name, None) is None:
             raise KeyError(f"no tool named {name!r} (tools: {', '.join(self._tools) or 'none'})")
         self._disabled.discard(("tool", name))
-        self.changes.tools_changed()
+        self._announce(self.changes.tools_changed)
 
     def resource(
         self,
@@ -271,7 +287,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); keep one"
             )
         table[uri] = spec
-        self.changes.resources_changed()
+        self._announce(self.changes.resources_changed)
         return ResourceFunction(function, spec)
 
     def remove_resource(self, uri: str) -> None:
@@ -279,7 +295,7 @@ class McpApp(ServerHandlers):
         if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
             raise KeyError(f"no resource or template {uri!r}")
         self._disabled.discard(("resource", uri))
-        self.changes.resources_changed()
+        self._announce(self.changes.resources_changed)
 
     def prompt(
         self,
@@ -319,7 +335,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._prompts[spec.name] = spec
-        self.changes.prompts_changed()
+        self._announce(self.changes.prompts_changed)
         return PromptFunction(function, spec)
 
     def remove_prompt(self, name: str) -> None:
@@ -327,7 +343,7 @@ class McpApp(ServerHandlers):
         if self._prompts.pop(name, None) is None:
             raise KeyError(f"no prompt named {name!r}")
         self._disabled.discard(("prompt", name))
-        self.changes.prompts_changed()
+        self._announce(self.changes.prompts_changed)
 
     def enable(self, kind: Kind, name: str, enabled: bool = True) -> None:
         """Serve (``enabled=True``) or hide a declared tool, prompt or resource (by URI) at
@@ -349,8 +365,10 @@ class McpApp(ServerHandlers):
             self._disabled.discard(key)
         else:
             self._disabled.add(key)
-        {"tool": self.changes.tools_changed, "prompt": self.changes.prompts_changed,
-         "resource": self.changes.resources_changed}[kind]()
+        self._announce(
+            {"tool": self.changes.tools_changed, "prompt": self.changes.prompts_changed,
+             "resource": self.changes.resources_changed}[kind]
+        )
 
     def disable(self, kind: Kind, name: str) -> None:
         """``enable(kind, name, False)``: hide a tool, prompt or resource at run time."""
@@ -387,6 +405,7 @@ class McpApp(ServerHandlers):
         return models.ListToolsResult(tools=[spec.definition for spec in self._served("tool", self._tools)])
 
     async def call_tool(self, params: models.CallToolRequestParams, ctx: Ctx) -> models.CallToolResult:
+        self._loop = asyncio.get_running_loop()
         spec = self._find("tool", self._tools, params.name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
@@ -404,6 +423,7 @@ class McpApp(ServerHandlers):
         )
 
     async def read_resource(self, params: models.ReadResourceRequestParams, ctx: Ctx) -> models.ReadResourceResult:
+        self._loop = asyncio.get_running_loop()
         uri = params.uri
         spec = self._find("resource", self._resources, uri)
         if spec is not None:
@@ -419,6 +439,7 @@ class McpApp(ServerHandlers):
         return models.ListPromptsResult(prompts=[spec.definition for spec in self._served("prompt", self._prompts)])
 
     async def get_prompt(self, params: models.GetPromptRequestParams, ctx: Ctx) -> models.GetPromptResult:
+        self._loop = asyncio.get_running_loop()
         spec = self._find("prompt", self._prompts, params.name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(params.name)}")
