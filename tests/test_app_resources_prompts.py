@@ -324,3 +324,31 @@ def test_a_bare_resource_or_prompt_decorator_is_refused() -> None:
         app.resource(index)  # type: ignore[arg-type]
     with pytest.raises(DeclarationError, match=r"write @app.prompt\(\) with parentheses"):
         app.prompt(index)  # type: ignore[arg-type]
+
+
+def test_subscribers_hear_of_an_updated_resource() -> None:
+    from mcp_generated.v2025_11_25.client import ClientHandlers
+
+    app = library()
+    updated: list[str] = []
+    heard = asyncio.Event()
+
+    class Subscriber(ClientHandlers):
+        async def on_resource_updated(self, params: Any, ctx: Any) -> None:
+            updated.append(params.uri)
+            heard.set()
+
+    async def scenario() -> tuple[dict[str, Any], int]:
+        async with connect_memory(app, protocol=v2025_11_25, client_handlers=Subscriber()) as client:
+            await client.subscribe(uri="books://7/pages/1")
+            with pytest.raises(RpcError) as unknown:
+                await client.subscribe(uri="films://1")
+            app.resource_updated("books://7/pages/2")  # nobody subscribed to it
+            app.resource_updated("books://7/pages/1")
+            await asyncio.wait_for(heard.wait(), 5)
+            return client.session.peer_capabilities["resources"], unknown.value.code
+
+    capabilities, code = asyncio.run(scenario())
+    assert capabilities == {"listChanged": True, "subscribe": True}
+    assert code == -32002
+    assert updated == ["books://7/pages/1"]

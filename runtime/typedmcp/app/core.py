@@ -435,6 +435,29 @@ class McpApp(ServerHandlers):
                 return await template.read(uri, variables, Context(ctx))
         raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri)}", {"uri": uri})
 
+    def _serves(self, uri: str) -> bool:
+        if self._find("resource", self._resources, uri) is not None:
+            return True
+        return any(
+            template.template is not None and template.template.match(uri) is not None
+            for template in self._served("resource", self._templates)
+        )
+
+    async def subscribe(self, params: models.SubscribeRequestParams, ctx: Ctx) -> models.Result:
+        """The runtime keeps the session's subscriptions; the app checks the URI is one
+        it serves (``resource_updated`` then reaches the subscribers)."""
+        if not self._serves(params.uri):
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(params.uri)}", {"uri": params.uri})
+        return models.Result()
+
+    async def unsubscribe(self, params: models.UnsubscribeRequestParams, ctx: Ctx) -> models.Result:
+        return models.Result()
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed (``resources/updated``,
+        in both eras; from any thread)."""
+        self._announce(lambda: self.changes.resource_updated(uri))
+
     async def list_prompts(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListPromptsResult:
         return models.ListPromptsResult(prompts=[spec.definition for spec in self._served("prompt", self._prompts)])
 
