@@ -612,3 +612,28 @@ def test_a_wrapped_output_schema_keeps_the_runtimes_fast_check() -> None:
     assert check is not None
     assert (check({"result": "x"}), check({"result": 1}), check({})) == (True, False, False)
     assert simple_check({"type": "object", "properties": {"a": {"type": "string", "minLength": 1}}}) is None
+
+
+def test_metadata_mistakes_are_refused_at_declaration() -> None:
+    app = McpApp("t")
+
+    def shown() -> None: ...
+
+    with pytest.raises(DeclarationError) as no_schema:
+        app.add_tool(shown, structured_output=True)
+    assert str(no_schema.value) == (
+        "tool 'shown': structured_output=True needs a return annotation with a JSON Schema "
+        "(a model, a TypedDict, a dataclass or a plain type), not None"
+    )
+    with pytest.raises(DeclarationError) as bad_icon:
+        app.add_tool(shown, icons=[{"mimeType": "image/png"}])
+    assert str(bad_icon.value) == (
+        "icon {'mimeType': 'image/png'} is not an MCP Icon (src: Field required); give at least src"
+    )
+    with pytest.raises(DeclarationError) as bad_annotation:
+        app.add_tool(shown, annotations={"readOnlyHint": "yes"})
+    assert str(bad_annotation.value) == (
+        "tool 'shown': its metadata is not valid MCP: readOnlyHint: Input should be a valid boolean"
+    )
+    app.add_prompt(lambda: "", name="p", icons=[{"src": "https://example.com/p.png"}])
+    assert app.prompts["p"].definition.icons == [models.Icon(src="https://example.com/p.png")]

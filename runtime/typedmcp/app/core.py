@@ -243,7 +243,7 @@ class McpApp(ServerHandlers):
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
-        icons: list[models.Icon] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
         """Declare a resource (``"notes://index"``) or, with ``{variables}``, a resource
@@ -271,7 +271,7 @@ class McpApp(ServerHandlers):
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
-        icons: list[models.Icon] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> ResourceFunction[P, R]:
         """Declare ``function`` as the resource (or template) ``uri``."""
@@ -303,7 +303,7 @@ class McpApp(ServerHandlers):
         *,
         title: str | None = None,
         description: str | None = None,
-        icons: list[models.Icon] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Callable[[Callable[P, R]], PromptFunction[P, R]]:
         """Declare a prompt; its arguments are the function's parameters. It may return a
@@ -323,7 +323,7 @@ class McpApp(ServerHandlers):
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        icons: list[models.Icon] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> PromptFunction[P, R]:
         """Declare ``function`` as a prompt (what ``@app.prompt()`` does)."""

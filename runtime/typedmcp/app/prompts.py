@@ -4,7 +4,7 @@ converted by pydantic), the messages from the return value."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -16,6 +16,7 @@ from .calling import is_async, run_function
 from .completions import Completions
 from .content import CONTENT_TYPES, text
 from .context import Context
+from .tools import icon_models as _icons
 from .signature import DeclarationError, FunctionSignature, describe_errors, read_signature
 
 
@@ -97,7 +98,7 @@ def declare_prompt(
     name: str | None,
     title: str | None,
     description: str | None,
-    icons: list[Any] | None,
+    icons: Sequence[Any] | None,
     meta: Mapping[str, Any] | None,
 ) -> PromptSpec:
     """Read ``function`` into a :class:`PromptSpec`; mistakes raise :class:`DeclarationError`."""
@@ -131,7 +132,7 @@ def declare_prompt(
             title=title,
             description=description if description is not None else signature.docstring.summary,
             arguments=arguments or None,
-            icons=icons,
+            icons=_icons(icons),
             meta=dict(meta) if meta is not None else None,
         )
     except ValidationError as error:

@@ -8,7 +8,7 @@ import base64
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -21,6 +21,7 @@ from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
 from .calling import is_async, run_function
 from .completions import Completions
 from .context import Context
+from .tools import icon_models as _icons
 from .signature import DeclarationError, FunctionSignature, describe_errors, read_signature
 
 #: The JSON-RPC error for a URI no resource or template serves (the spec's -32002).
@@ -132,7 +133,7 @@ def declare_resource(
     title: str | None,
     description: str | None,
     mime_type: str | None,
-    icons: list[Any] | None,
+    icons: Sequence[Any] | None,
     meta: Mapping[str, Any] | None,
 ) -> ResourceSpec:
     """Read ``function`` into a :class:`ResourceSpec`; mistakes raise :class:`DeclarationError`."""
@@ -172,7 +173,7 @@ def declare_resource(
         "title": title,
         "description": summary,
         "mime_type": mime_type,
-        "icons": icons,
+        "icons": _icons(icons),
         "meta": dict(meta) if meta is not None else None,
     }
     try:

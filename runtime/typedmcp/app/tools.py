@@ -72,6 +72,14 @@ def _is_object(annotation: Any) -> bool:
     return issubclass(annotation, BaseModel) or is_typeddict(annotation) or dataclasses.is_dataclass(annotation)
 
 
+def _shown(annotation: Any) -> str:
+    if annotation is inspect.Signature.empty:
+        return "no return annotation"
+    if annotation in (None, type(None)):
+        return "None"
+    return getattr(annotation, "__qualname__", None) or repr(annotation)
+
+
 @dataclasses.dataclass(frozen=True)
 class OutputPlan:
     """How a function's return value becomes a ``CallToolResult``."""
@@ -102,7 +110,7 @@ def output_plan(
     if unstructured:
         raise DeclarationError(
             f"{what}: structured_output=True needs a return annotation with a JSON Schema "
-            f"(a model, a TypedDict, a dataclass or a plain type), not {return_annotation!r}"
+            f"(a model, a TypedDict, a dataclass or a plain type), not {_shown(return_annotation)}"
         )
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(return_annotation)
@@ -199,6 +207,21 @@ def error_result(message: str) -> models.CallToolResult:
     return models.CallToolResult(content=[text(message)], is_error=True)
 
 
+def icon_models(icons: Sequence[models.Icon | Mapping[str, Any]] | None) -> list[models.Icon] | None:
+    """Icons as models (wire-named dicts are accepted: ``{"src": ..., "mimeType": ...}``)."""
+    if icons is None:
+        return None
+    found = []
+    for icon in icons:
+        try:
+            found.append(models.Icon.model_validate(dict(icon)) if isinstance(icon, Mapping) else icon)
+        except ValidationError as error:
+            raise DeclarationError(
+                f"icon {icon!r} is not an MCP Icon ({describe_errors(error)}); give at least src"
+            ) from None
+    return found
+
+
 def declare_tool(
     function: Callable[..., Any],
     *,
@@ -231,9 +254,7 @@ def declare_tool(
                 if isinstance(annotations, Mapping)
                 else annotations
             ),
-            icons=[models.Icon.model_validate(dict(icon)) if isinstance(icon, Mapping) else icon for icon in icons]
-            if icons is not None
-            else None,
+            icons=icon_models(icons),
             meta=dict(meta) if meta is not None else None,
         )
     except ValidationError as error:
