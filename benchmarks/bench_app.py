@@ -6,7 +6,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_app.py [--calls N] [--rounds N]
 
 The same ``echo`` tool (one string argument, one text block back) is served by
-``benchmarks/peers/ours_server.py``'s hand-written ``ServerHandlers`` and by an ``McpApp``
+a hand-written ``ServerHandlers`` (``benchmarks/peers/ours_server.py``'s) and by an ``McpApp``
 whose tool function returns the string unstructured (``structured_output=False``, so both
 results are the same bytes): an ``async def`` one, and a plain ``def`` one, which the app
 runs in a worker thread (``asyncio.to_thread``: the thread hop is most of its cost); plus,
@@ -25,20 +25,36 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
-
-from ours_server import Echo
 
 from typedmcp.app import McpApp
 from typedmcp.connecting import connect_direct
 from typedmcp.protocol.stubs import RequestContext
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+ECHO = models.Tool(
+    name="echo",
+    description="Echoes its text argument as one text block",
+    input_schema=models.ToolInputSchema(type="object", properties={"text": {"type": "string"}}, required=["text"]),
+)
+
+
+class Echo(ServerHandlers):
+    """The hand-written twin (as ``benchmarks/peers/ours_server.py``)."""
+
+    async def list_tools(
+        self, params: models.PaginatedRequestParams | None, ctx: RequestContext[ClientPeer]
+    ) -> models.ListToolsResult:
+        return models.ListToolsResult(tools=[ECHO])
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
+    ) -> models.CallToolResult:
+        text: Any = (params.arguments or {}).get("text", "")
+        return models.CallToolResult(content=[models.TextContent(type="text", text=str(text))])
 
 
 def typed_app(*, structured: bool, asynchronous: bool) -> McpApp:
@@ -57,6 +73,7 @@ def typed_app(*, structured: bool, asynchronous: bool) -> McpApp:
 
 
 async def end_to_end(handlers: Any, calls: int) -> float:
+    client: Any
     async with connect_direct(handlers, protocol=v2025_11_25) as client:
         await client.call_tool(name="echo", arguments={"text": "warm"})
         start = time.perf_counter()
