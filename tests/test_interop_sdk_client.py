@@ -720,11 +720,20 @@ async def test_tool_list_changed_notification_reaches_the_message_handler() -> N
 
 
 async def test_weather_demo_server() -> None:
+    """The demo is one typed function on ``McpApp`` (issue 18): the schemas come from its
+    signature, its str result is wrapped as structured output beside the text; an app
+    declares every list it may serve (tools, resources, prompts may be added at run time)."""
     async with connect(server=WEATHER_SERVER) as session:
         assert session.initialize_result is not None
         assert wire(session.initialize_result) == {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"logging": {}, "tools": {}},
+            "capabilities": {
+                "completions": {},
+                "logging": {},
+                "prompts": {"listChanged": True},
+                "resources": {"listChanged": True, "subscribe": True},
+                "tools": {"listChanged": True},
+            },
             "serverInfo": {"name": "weather", "version": "1.0.0"},
         }
         listed = await session.list_tools()
@@ -734,10 +743,17 @@ async def test_weather_demo_server() -> None:
                 "description": "Today's weather in a city",
                 "inputSchema": {
                     "type": "object",
-                    "properties": {"city": {"type": "string"}},
+                    "properties": {"city": {"type": "string", "description": "The city's name, e.g. Oslo."}},
                     "required": ["city"],
+                    "additionalProperties": False,
+                },
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {"result": {"type": "string"}},
+                    "required": ["result"],
+                    "x-typedmcp-wrapped": True,
                 },
             }
         ]
         result = await session.call_tool("weather", {"city": "Paris"})
-    assert wire(result) == {"content": [text("Sunny in Paris")]}
+    assert wire(result) == {"content": [text("Sunny in Paris")], "structuredContent": {"result": "Sunny in Paris"}}

@@ -2,13 +2,14 @@
 
 The face, what a server script or a client imports::
 
-    from typedmcp import run_stdio, http_app, connect_stdio, connect_http, ToolError
+    from typedmcp import McpApp, run_stdio, http_app, connect_stdio, connect_http, ToolError
 
 Each name is imported on first use (``import typedmcp`` itself loads nothing else), from
 the module that defines it. The layers below, each importing only from those under it:
 ``engine`` (JSON-RPC) < ``protocol`` (the typed seam; generated code imports its ``model``,
 ``spec`` and ``stubs``) < ``stateless`` (the 2026-07-28 server) < ``transports`` < ``auth``
-< the face (``connecting``, ``serving``, this module) < ``host`` (many servers as one).
+< ``app`` (a server as typed functions, :class:`McpApp`) < the face (``connecting``,
+``serving``, this module) < ``host`` (many servers as one).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ _EXPORTS: dict[str, str] = {
     "run_stdio": "serving",
     "serve": "serving",
     "serve_stdio": "serving",
+    # the authoring layer: a server as typed functions
+    "Context": "app.context",
+    "DeclarationError": "app.signature",
+    "McpApp": "app.core",
     # JSON-RPC errors
     "CapabilityError": "engine.jsonrpc",
     "ConnectionClosed": "engine.jsonrpc",
@@ -86,11 +91,14 @@ __all__ = [
     "CapabilityError",
     "ChangeFeed",
     "ConnectionClosed",
+    "Context",
+    "DeclarationError",
     "EventStore",
     "HttpApp",
     "HttpError",
     "HttpTimeouts",
     "InvalidResult",
+    "McpApp",
     "MemoryEventStore",
     "MemoryUsedStates",
     "NotAnMcpReply",
@@ -139,6 +147,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .app.context import Context
+    from .app.core import McpApp
+    from .app.signature import DeclarationError
     from .auth.bearer import BearerAuth
     from .auth.oauth import OAuthProvider
     from .connecting import (

@@ -86,10 +86,17 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
     """
-    from .stateless.router import BOTH_ERAS_OPTION, MODERN_OPTIONS, Eras, refuse_stateless
+    from .stateless.router import (
+        BOTH_ERAS_OPTION,
+        MODERN_OPTIONS,
+        Eras,
+        refuse_stateless,
+        with_handler_defaults,
+    )
     from .transports.http_server import HttpApp
     from .transports.http_stateless import ModernEndpoint
 
+    options = with_handler_defaults(handlers, options)
     state = sessions = None
     if SHARED_OPTIONS & options.keys() or os.environ.get(REDIS_URL_ENV):
         from .state import shared_options

@@ -61,11 +61,17 @@ _PRIMITIVE_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$schema"})
 
 
+def _keywords(schema: Mapping[str, Any]) -> set[str]:
+    """A schema's keys less its annotations (vendor ``x-`` keys are annotations too: JSON
+    Schema ignores them, e.g. ``x-typedmcp-wrapped``)."""
+    return {key for key in schema if key not in _ANNOTATIONS and not key.startswith("x-")}
+
+
 def simple_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
     """A plain-Python validity test for the common tool schema (an object of primitive
     properties, ``required``, ``additionalProperties``), or None for anything richer.
     It only says valid/invalid; jsonschema still words the errors."""
-    if schema.get("type") != "object" or set(schema) - _ANNOTATIONS - {
+    if schema.get("type") != "object" or _keywords(schema) - {
         "type", "properties", "required", "additionalProperties"
     }:
         return None
@@ -76,7 +82,7 @@ def simple_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
         return None
     kinds: dict[str, tuple[tuple[type, ...], bool]] = {}
     for name, prop in properties.items():
-        if not isinstance(prop, dict) or set(prop) - _ANNOTATIONS - {"type"}:
+        if not isinstance(prop, dict) or _keywords(prop) - {"type"}:
             return None
         kind = _PRIMITIVE_TYPES.get(prop.get("type", ""))
         if kind is None:

@@ -227,8 +227,18 @@ class Eras:
         )
 
 
+def with_handler_defaults(handlers: object, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` over the handler object's own defaults: an object with a
+    ``server_defaults()`` method (``McpApp``: its name and version, its change feed)
+    supplies the server options not given."""
+    defaults = getattr(handlers, "server_defaults", None)
+    if not callable(defaults):
+        return options
+    return {**defaults(), **options}
+
+
 def build_router(handlers: object, **options: Any) -> EraRouter:
     """One dispatcher for a connection, serving every era the packages cover (see
     :meth:`Eras.of` for ``packages`` and ``changes``)."""
-    eras = Eras.of(handlers, **options)
+    eras = Eras.of(handlers, **with_handler_defaults(handlers, options))
     return EraRouter(eras.handshake_session(handlers), eras.stateless_server(handlers))

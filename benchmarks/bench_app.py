@@ -1,0 +1,121 @@
+"""The cost of the authoring layer (``typedmcp.app.McpApp``) over a hand-written handler,
+in process (issue 18, requirement 12, first part).
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_app.py [--calls N] [--rounds N]
+
+The same ``echo`` tool (one string argument, one text block back) is served by
+a hand-written ``ServerHandlers`` (``benchmarks/peers/ours_server.py``'s) and by an ``McpApp``
+whose tool function returns the string unstructured (``structured_output=False``, so both
+results are the same bytes): an ``async def`` one, and a plain ``def`` one, which the app
+runs in a worker thread (``asyncio.to_thread``: the thread hop is most of its cost); plus,
+for information, the async one with its default structured output (``{"result": ...}``
+and a text block). Two measurements, rounds
+alternating between the servers, medians printed:
+
+* end to end without a transport (``connect_direct``: the client and server sessions of the
+  runtime, tool-schema checks included), calls per second;
+* the handler alone: ``await handlers.call_tool(params, ctx)`` in a loop, microseconds per
+  call, which is the layer's own cost (validation with pydantic and the result shaping).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from typing import Any
+
+from typedmcp.app import McpApp
+from typedmcp.connecting import connect_direct
+from typedmcp.protocol.stubs import RequestContext
+from mcp_generated import v2025_11_25
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+ECHO = models.Tool(
+    name="echo",
+    description="Echoes its text argument as one text block",
+    input_schema=models.ToolInputSchema(type="object", properties={"text": {"type": "string"}}, required=["text"]),
+)
+
+
+class Echo(ServerHandlers):
+    """The hand-written twin (as ``benchmarks/peers/ours_server.py``)."""
+
+    async def list_tools(
+        self, params: models.PaginatedRequestParams | None, ctx: RequestContext[ClientPeer]
+    ) -> models.ListToolsResult:
+        return models.ListToolsResult(tools=[ECHO])
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
+    ) -> models.CallToolResult:
+        text: Any = (params.arguments or {}).get("text", "")
+        return models.CallToolResult(content=[models.TextContent(type="text", text=str(text))])
+
+
+def typed_app(*, structured: bool, asynchronous: bool) -> McpApp:
+    app = McpApp("bench-app", version="1.0.0")
+
+    async def echo(text: str) -> str:
+        """Echoes its text argument as one text block."""
+        return text
+
+    def echo_sync(text: str) -> str:
+        """Echoes its text argument as one text block."""
+        return text
+
+    app.add_tool(echo if asynchronous else echo_sync, name="echo", structured_output=structured)
+    return app
+
+
+async def end_to_end(handlers: Any, calls: int) -> float:
+    client: Any
+    async with connect_direct(handlers, protocol=v2025_11_25) as client:
+        await client.call_tool(name="echo", arguments={"text": "warm"})
+        start = time.perf_counter()
+        for index in range(calls):
+            await client.call_tool(name="echo", arguments={"text": f"hello {index}"})
+        return calls / (time.perf_counter() - start)
+
+
+async def handler_only(handlers: Any, calls: int) -> float:
+    params = models.CallToolRequestParams(name="echo", arguments={"text": "hello"})
+    ctx: RequestContext[Any] = RequestContext(None, 1)
+    await handlers.call_tool(params, ctx)
+    start = time.perf_counter()
+    for _ in range(calls):
+        await handlers.call_tool(params, ctx)
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=7)
+    options = parser.parse_args()
+    servers = {
+        "hand-written": Echo(),
+        "McpApp async": typed_app(structured=False, asynchronous=True),
+        "McpApp async, struct": typed_app(structured=True, asynchronous=True),
+        "McpApp sync": typed_app(structured=False, asynchronous=False),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in servers}
+    costs: dict[str, list[float]] = {name: [] for name in servers}
+    for _ in range(options.rounds):
+        for name, handlers in servers.items():
+            rates[name].append(asyncio.run(end_to_end(handlers, options.calls)))
+            costs[name].append(asyncio.run(handler_only(handlers, options.calls)))
+    base_rate = statistics.median(rates["hand-written"])
+    base_cost = statistics.median(costs["hand-written"])
+    print(f"{'server':<20} {'calls/s (direct)':>17} {'vs hand-written':>16} {'handler us/call':>16}")
+    for name in servers:
+        rate, cost = statistics.median(rates[name]), statistics.median(costs[name])
+        print(f"{name:<20} {rate:>17,.0f} {rate / base_rate - 1:>+15.1%} {cost:>10.1f} (+{cost - base_cost:.1f})")
+
+
+if __name__ == "__main__":
+    main()

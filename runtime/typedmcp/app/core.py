@@ -1,0 +1,485 @@
+""":class:`McpApp`: a server written as typed functions, served by the runtime unchanged.
+
+The app *is* a generated ``ServerHandlers`` (2025-11-25) whose handlers dispatch to the
+declared functions, so ``run_stdio(app)``, ``http_app(app)`` and the in-process connectors
+serve it to every revision and both eras, as any handler object; what a revision cannot
+express (``outputSchema`` before 2025-06-18, ``title``, ``icons``...) is dropped for it by
+the runtime's sieve. Subclass it to add low-level handlers beside the functions
+(``subscribe``, or ``call_tool`` with ``super().call_tool(...)`` as the fallback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
+
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
+
+from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
+from ..protocol.feed import ChangeFeed
+from ..protocol.stubs import RequestContext
+from ..stateless.server import CachePolicy
+from .completions import CompleterT
+from .context import Context
+from .prompts import PromptSpec, declare_prompt
+from .resources import RESOURCE_NOT_FOUND, ResourceSpec, declare_resource
+from .signature import DeclarationError
+from .tools import ToolSpec, declare_tool
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Ctx = RequestContext[ClientPeer]
+
+
+class PromptFunction(Generic[P, R]):
+    """A declared prompt: still callable as the function, plus :meth:`complete`."""
+
+    def __init__(self, function: Callable[P, R], spec: PromptSpec) -> None:
+        self.__wrapped__ = function
+        self.spec = spec
+        self.__doc__ = function.__doc__
+        self.__name__ = getattr(function, "__name__", spec.name)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.__wrapped__(*args, **kwargs)
+
+    def complete(self, argument: str) -> Callable[[CompleterT], CompleterT]:
+        """Declare the completion function of ``argument``: it takes the value typed so far
+        and returns the suggestions (at most 100 are sent)."""
+        return self.spec.completions.register(argument)
+
+
+class ResourceFunction(Generic[P, R]):
+    """A declared resource or template: still callable as the function, plus :meth:`complete`
+    for a template's variables."""
+
+    def __init__(self, function: Callable[P, R], spec: ResourceSpec) -> None:
+        self.__wrapped__ = function
+        self.spec = spec
+        self.__doc__ = function.__doc__
+        self.__name__ = getattr(function, "__name__", spec.name)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.__wrapped__(*args, **kwargs)
+
+    def complete(self, variable: str) -> Callable[[CompleterT], CompleterT]:
+        """Declare the completion function of a template variable."""
+        return self.spec.completions.register(variable)
+
+
+#: What :meth:`McpApp.enable` and :meth:`McpApp.disable` act on.
+Kind = Literal["tool", "prompt", "resource"]
+SpecT = TypeVar("SpecT")
+
+#: The lists whose changes the app announces (``listChanged`` in its capabilities).
+LIST_CHANGED = ("tools", "resources", "prompts")
+
+
+class McpApp(ServerHandlers):
+    """A server made of typed functions::
+
+        app = McpApp("notes", version="1.0.0")
+
+        @app.tool()
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two numbers.\"\"\"
+            return a + b
+
+        run_stdio(app)
+
+    Every declaration is checked when it is made (:class:`DeclarationError`).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        changes: ChangeFeed | None = None,
+        cache: CachePolicy | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        #: The caching hints of 2026-07-28 list and read results (``ttlMs``/``cacheScope``).
+        self.cache = cache
+        #: Where run-time changes are published; the launchers serve the app with it.
+        self.changes = changes if changes is not None else ChangeFeed()
+        self._tools: dict[str, ToolSpec] = {}
+        self._resources: dict[str, ResourceSpec] = {}
+        self._templates: dict[str, ResourceSpec] = {}
+        self._prompts: dict[str, PromptSpec] = {}
+        self._disabled: set[tuple[str, str]] = set()
+        #: The loop serving the app (seen by its handlers): changes made in a worker
+        #: thread (a sync tool adding a tool) are announced on it.
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _announce(self, publish: Callable[[], None]) -> None:
+        """Publish a list change on the feed, from the serving loop's thread (the feed's
+        listeners and its Redis relay run there)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread (or no loop at all: declarations at import)
+            loop = self._loop
+            if loop is not None and loop.is_running():
+                loop.call_soon_threadsafe(publish)
+                return
+        publish()
+
+    def server_defaults(self) -> dict[str, Any]:
+        """Options the launchers use unless given others: ``server_info``,
+        ``instructions``, ``list_changed`` and the app's change feed."""
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        defaults: dict[str, Any] = {
+            "server_info": info,
+            "list_changed": LIST_CHANGED,
+            "changes": self.changes,
+        }
+        if self.instructions is not None:
+            defaults["instructions"] = self.instructions
+        if self.cache is not None:
+            defaults["cache"] = self.cache
+        return defaults
+
+    # -- declaring -----------------------------------------------------------------------
+
+    @overload
+    def tool(self, function: Callable[P, R], /) -> Callable[P, R]: ...
+    @overload
+    def tool(
+        self,
+        function: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: models.ToolAnnotations | Mapping[str, Any] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+    def tool(
+        self,
+        function: Callable[P, R] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: models.ToolAnnotations | Mapping[str, Any] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
+        """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
+        unchanged. The name defaults to the function's, the description to the
+        docstring's first paragraph; ``structured_output=False`` leaves out the output
+        schema."""
+        if isinstance(function, str):
+            raise DeclarationError(
+                f"write @app.tool(name={function!r}): the name is a keyword argument"
+            )
+        if function is not None:
+            return self.add_tool(function)
+
+        def decorator(declared: Callable[P, R]) -> Callable[P, R]:
+            return self.add_tool(
+                declared, name=name, title=title, description=description,
+                annotations=annotations, icons=icons, meta=meta,
+                structured_output=structured_output,
+            )
+
+        return decorator
+
+    def add_tool(
+        self,
+        function: Callable[P, R],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: models.ToolAnnotations | Mapping[str, Any] | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[P, R]:
+        """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
+        spec = declare_tool(
+            function, name=name, title=title, description=description, annotations=annotations,
+            icons=icons, meta=meta, structured_output=structured_output,
+        )
+        if spec.name in self._tools:
+            raise DeclarationError(
+                f"tool {spec.name!r} is declared twice (by "
+                f"{getattr(self._tools[spec.name].function, '__qualname__', '?')} and "
+                f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
+            )
+        self._tools[spec.name] = spec
+        self._announce(self.changes.tools_changed)
+        return function
+
+    def remove_tool(self, name: str) -> None:
+        """Stop serving tool ``name`` (clients are told the list changed)."""
+        if self._tools.pop(name, None) is None:
+            raise KeyError(f"no tool named {name!r} (tools: {', '.join(self._tools) or 'none'})")
+        self._disabled.discard(("tool", name))
+        self._announce(self.changes.tools_changed)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
+        """Declare a resource (``"notes://index"``) or, with ``{variables}``, a resource
+        template (``"notes://{note_id}"``) whose variables are the function's parameters."""
+        if callable(uri):
+            raise DeclarationError(
+                f"write @app.resource('scheme://...') with the URI (got the function "
+                f"{getattr(uri, '__qualname__', uri)!r})"
+            )
+
+        def decorator(function: Callable[P, R]) -> ResourceFunction[P, R]:
+            return self.add_resource(
+                function, uri, name=name, title=title, description=description,
+                mime_type=mime_type, icons=icons, meta=meta,
+            )
+
+        return decorator
+
+    def add_resource(
+        self,
+        function: Callable[P, R],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ResourceFunction[P, R]:
+        """Declare ``function`` as the resource (or template) ``uri``."""
+        spec = declare_resource(
+            function, uri, name=name, title=title, description=description,
+            mime_type=mime_type, icons=icons, meta=meta,
+        )
+        table = self._templates if spec.template is not None else self._resources
+        if uri in table:
+            raise DeclarationError(
+                f"resource {uri!r} is declared twice (by "
+                f"{getattr(table[uri].function, '__qualname__', '?')} and "
+                f"{getattr(function, '__qualname__', '?')}); keep one"
+            )
+        table[uri] = spec
+        self._announce(self.changes.resources_changed)
+        return ResourceFunction(function, spec)
+
+    def remove_resource(self, uri: str) -> None:
+        """Stop serving resource (or template) ``uri`` (clients are told)."""
+        if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
+            raise KeyError(f"no resource or template {uri!r}")
+        self._disabled.discard(("resource", uri))
+        self._announce(self.changes.resources_changed)
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[Callable[P, R]], PromptFunction[P, R]]:
+        """Declare a prompt; its arguments are the function's parameters. It may return a
+        str (one user message), messages (``user(...)``, ``assistant(...)``) or a list."""
+        if callable(name):
+            raise DeclarationError("write @app.prompt() with parentheses (or pass name='...')")
+
+        def decorator(function: Callable[P, R]) -> PromptFunction[P, R]:
+            return self.add_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
+
+        return decorator
+
+    def add_prompt(
+        self,
+        function: Callable[P, R],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> PromptFunction[P, R]:
+        """Declare ``function`` as a prompt (what ``@app.prompt()`` does)."""
+        spec = declare_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
+        if spec.name in self._prompts:
+            raise DeclarationError(
+                f"prompt {spec.name!r} is declared twice (by "
+                f"{getattr(self._prompts[spec.name].function, '__qualname__', '?')} and "
+                f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
+            )
+        self._prompts[spec.name] = spec
+        self._announce(self.changes.prompts_changed)
+        return PromptFunction(function, spec)
+
+    def remove_prompt(self, name: str) -> None:
+        """Stop serving prompt ``name`` (clients are told)."""
+        if self._prompts.pop(name, None) is None:
+            raise KeyError(f"no prompt named {name!r}")
+        self._disabled.discard(("prompt", name))
+        self._announce(self.changes.prompts_changed)
+
+    def enable(self, kind: Kind, name: str, enabled: bool = True) -> None:
+        """Serve (``enabled=True``) or hide a declared tool, prompt or resource (by URI) at
+        run time; clients are told the list changed. A hidden one is not listed and is
+        answered as unknown."""
+        table: Mapping[str, object]
+        if kind == "tool":
+            table = self._tools
+        elif kind == "prompt":
+            table = self._prompts
+        else:
+            table = {**self._resources, **self._templates}
+        if name not in table:
+            raise KeyError(f"no {kind} {name!r} (declared: {', '.join(table) or 'none'})")
+        key = (kind, name)
+        if enabled == (key not in self._disabled):
+            return
+        if enabled:
+            self._disabled.discard(key)
+        else:
+            self._disabled.add(key)
+        self._announce(
+            {"tool": self.changes.tools_changed, "prompt": self.changes.prompts_changed,
+             "resource": self.changes.resources_changed}[kind]
+        )
+
+    def disable(self, kind: Kind, name: str) -> None:
+        """``enable(kind, name, False)``: hide a tool, prompt or resource at run time."""
+        self.enable(kind, name, False)
+
+    def _served(self, kind: Kind, table: Mapping[str, SpecT]) -> list[SpecT]:
+        disabled = self._disabled
+        if not disabled:
+            return list(table.values())
+        return [spec for name, spec in table.items() if (kind, name) not in disabled]
+
+    def _find(self, kind: Kind, table: Mapping[str, SpecT], name: str) -> SpecT | None:
+        spec = table.get(name)
+        return None if spec is None or (kind, name) in self._disabled else spec
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        """The declared tools by name (disabled ones included)."""
+        return dict(self._tools)
+
+    @property
+    def prompts(self) -> Mapping[str, PromptSpec]:
+        """The declared prompts by name (disabled ones included)."""
+        return dict(self._prompts)
+
+    @property
+    def resources(self) -> Mapping[str, ResourceSpec]:
+        """The declared resources and templates by URI (disabled ones included)."""
+        return {**self._resources, **self._templates}
+
+    # -- serving (the generated handlers) -----------------------------------------------
+
+    async def list_tools(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListToolsResult:
+        return models.ListToolsResult(tools=[spec.definition for spec in self._served("tool", self._tools)])
+
+    async def call_tool(self, params: models.CallToolRequestParams, ctx: Ctx) -> models.CallToolResult:
+        self._loop = asyncio.get_running_loop()
+        spec = self._find("tool", self._tools, params.name)
+        if spec is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
+        context = Context(ctx) if spec.signature.context_parameter is not None else None
+        return await spec.call(params.arguments or {}, context)
+
+    async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
+        return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]
+
+    async def list_resource_templates(
+        self, params: models.PaginatedRequestParams | None, ctx: Ctx
+    ) -> models.ListResourceTemplatesResult:
+        return models.ListResourceTemplatesResult(
+            resource_templates=[spec.definition for spec in self._served("resource", self._templates)]  # type: ignore[misc]
+        )
+
+    async def read_resource(self, params: models.ReadResourceRequestParams, ctx: Ctx) -> models.ReadResourceResult:
+        self._loop = asyncio.get_running_loop()
+        uri = params.uri
+        spec = self._find("resource", self._resources, uri)
+        if spec is not None:
+            return await spec.read(uri, {}, Context(ctx))
+        for template in self._served("resource", self._templates):
+            assert template.template is not None
+            variables = template.template.match(uri)
+            if variables is not None:
+                return await template.read(uri, variables, Context(ctx))
+        raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri)}", {"uri": uri})
+
+    def _serves(self, uri: str) -> bool:
+        if self._find("resource", self._resources, uri) is not None:
+            return True
+        return any(
+            template.template is not None and template.template.match(uri) is not None
+            for template in self._served("resource", self._templates)
+        )
+
+    async def subscribe(self, params: models.SubscribeRequestParams, ctx: Ctx) -> models.Result:
+        """The runtime keeps the session's subscriptions; the app checks the URI is one
+        it serves (``resource_updated`` then reaches the subscribers)."""
+        if not self._serves(params.uri):
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(params.uri)}", {"uri": params.uri})
+        return models.Result()
+
+    async def unsubscribe(self, params: models.UnsubscribeRequestParams, ctx: Ctx) -> models.Result:
+        return models.Result()
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed (``resources/updated``,
+        in both eras; from any thread)."""
+        self._announce(lambda: self.changes.resource_updated(uri))
+
+    async def list_prompts(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListPromptsResult:
+        return models.ListPromptsResult(prompts=[spec.definition for spec in self._served("prompt", self._prompts)])
+
+    async def get_prompt(self, params: models.GetPromptRequestParams, ctx: Ctx) -> models.GetPromptResult:
+        self._loop = asyncio.get_running_loop()
+        spec = self._find("prompt", self._prompts, params.name)
+        if spec is None:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(params.name)}")
+        return await spec.render(params.arguments or {}, Context(ctx))
+
+    async def complete(self, params: models.CompleteRequestParams, ctx: Ctx) -> models.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, models.PromptReference):
+            prompt = self._find("prompt", self._prompts, ref.name)
+            if prompt is None:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(ref.name)}")
+            completions = prompt.completions
+        else:
+            template = self._find("resource", self._templates, ref.uri)
+            if template is None:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: unknown resource template {clip(ref.uri)}")
+            completions = template.completions
+        return await completions.complete(params.argument.name, params.argument.value)
+
+

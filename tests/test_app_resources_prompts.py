@@ -1,0 +1,354 @@
+"""McpApp resources, {var} templates with typed variables, prompts from signatures and
+completions; mistakes refused at declaration; docstring styles."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from typedmcp.app import Context, DeclarationError, McpApp, UriTemplate, assistant, user
+from typedmcp.app.docstrings import parse_docstring
+from typedmcp.connecting import connect_memory
+from typedmcp.engine.jsonrpc import RpcError
+from mcp_generated import v2025_11_25
+from mcp_generated.v2025_11_25 import models
+
+
+def wire(model: Any) -> Any:
+    return model.model_dump(by_alias=True, exclude_unset=True)
+
+
+def library() -> McpApp:
+    app = McpApp("library", version="2.0")
+
+    @app.resource("books://index")
+    def index() -> list[int]:
+        """Every book id."""
+        return [1, 2]
+
+    @app.resource("books://{book_id}/pages/{page}", mime_type="text/plain")
+    def page(book_id: int, page: int, ctx: Context) -> str:
+        return f"book {book_id} page {page}"
+
+    @app.resource("books://covers/{name}")
+    def cover(name: str) -> bytes:
+        return name.encode()
+
+    @page.complete("page")
+    def pages(prefix: str) -> list[str]:
+        return [str(n) for n in range(1, 200) if str(n).startswith(prefix)]
+
+    @app.prompt(title="Review")
+    async def review(book_id: int, tone: str = "kind") -> list[models.PromptMessage]:
+        """Review a book.
+
+        Args:
+            book_id: The book.
+            tone: How to sound.
+        """
+        return [user(f"Review book {book_id}, {tone}ly."), assistant("Sure.")]
+
+    @review.complete("tone")
+    async def tones(prefix: str) -> list[str]:
+        return [t for t in ("kind", "keen", "harsh") if t.startswith(prefix)]
+
+    return app
+
+
+def run(app: McpApp, steps: Any) -> Any:
+    async def scenario() -> Any:
+        async with connect_memory(app, protocol=v2025_11_25) as client:
+            return await steps(client)
+
+    return asyncio.run(scenario())
+
+
+def test_resources_and_templates_are_listed_and_read_with_typed_variables() -> None:
+    async def steps(client: Any) -> Any:
+        return (
+            wire(await client.list_resources()),
+            wire(await client.list_resource_templates()),
+            wire(await client.read_resource(uri="books://index")),
+            wire(await client.read_resource(uri="books://7/pages/12")),
+            wire(await client.read_resource(uri="books://covers/a%20b")),
+        )
+
+    listed, templates, index, page, cover = run(library(), steps)
+    assert listed == {"resources": [{"uri": "books://index", "name": "index", "description": "Every book id."}]}
+    assert templates == {
+        "resourceTemplates": [
+            {"uriTemplate": "books://{book_id}/pages/{page}", "name": "page", "mimeType": "text/plain"},
+            {"uriTemplate": "books://covers/{name}", "name": "cover"},
+        ]
+    }
+    assert index == {"contents": [{"uri": "books://index", "mimeType": "application/json", "text": "[1, 2]"}]}
+    assert page == {"contents": [{"uri": "books://7/pages/12", "mimeType": "text/plain", "text": "book 7 page 12"}]}
+    assert cover == {
+        "contents": [{"uri": "books://covers/a%20b", "mimeType": "application/octet-stream", "blob": "YSBi"}]
+    }
+
+
+def test_a_variable_of_the_wrong_type_and_an_unknown_uri_are_errors() -> None:
+    async def steps(client: Any) -> list[tuple[int, str]]:
+        found = []
+        for uri in ("books://seven/pages/1", "films://1"):
+            with pytest.raises(RpcError) as failed:
+                await client.read_resource(uri=uri)
+            found.append((failed.value.code, failed.value.message))
+        return found
+
+    assert run(library(), steps) == [
+        (
+            -32602,
+            "Invalid params: resource URI books://seven/pages/1: book_id: Input should be a valid integer, "
+            "unable to parse string as an integer",
+        ),
+        (-32002, "Resource not found: films://1"),
+    ]
+
+
+def test_prompts_take_their_arguments_from_the_signature() -> None:
+    async def steps(client: Any) -> Any:
+        return (
+            wire(await client.list_prompts()),
+            wire(await client.get_prompt(name="review", arguments={"book_id": "3"})),
+        )
+
+    listed, rendered = run(library(), steps)
+    assert listed == {
+        "prompts": [
+            {
+                "name": "review",
+                "title": "Review",
+                "description": "Review a book.",
+                "arguments": [
+                    {"name": "book_id", "description": "The book.", "required": True},
+                    {"name": "tone", "description": "How to sound.", "required": False},
+                ],
+            }
+        ]
+    }
+    assert rendered == {
+        "description": "Review a book.",
+        "messages": [
+            {"role": "user", "content": {"type": "text", "text": "Review book 3, kindly."}},
+            {"role": "assistant", "content": {"type": "text", "text": "Sure."}},
+        ],
+    }
+
+
+def test_a_str_prompt_is_one_user_message_and_bad_arguments_are_invalid_params() -> None:
+    app = McpApp("t")
+
+    @app.prompt()
+    def greet(name: str, times: int = 1) -> str:
+        return " ".join([f"Hello {name}"] * times)
+
+    async def steps(client: Any) -> Any:
+        rendered = wire(await client.get_prompt(name="greet", arguments={"name": "Ada", "times": "2"}))
+        with pytest.raises(RpcError) as failed:
+            await client.get_prompt(name="greet", arguments={"name": "Ada", "times": "many"})
+        return rendered, (failed.value.code, failed.value.message)
+
+    rendered, failed = run(app, steps)
+    assert rendered == {"messages": [{"role": "user", "content": {"type": "text", "text": "Hello Ada Hello Ada"}}]}
+    assert failed == (
+        -32602,
+        "Invalid params: prompt greet: times: Input should be a valid integer, unable to parse string as an integer",
+    )
+    assert greet("Bo") == "Hello Bo"  # still the function
+
+
+def test_completions_of_prompt_arguments_and_template_variables() -> None:
+    async def steps(client: Any) -> Any:
+        prompt = await client.complete(
+            ref=models.PromptReference(type="ref/prompt", name="review"),
+            argument=models.CompleteRequestParamsArgument(name="tone", value="k"),
+        )
+        template = await client.complete(
+            ref=models.ResourceTemplateReference(type="ref/resource", uri="books://{book_id}/pages/{page}"),
+            argument=models.CompleteRequestParamsArgument(name="page", value="1"),
+        )
+        none = await client.complete(
+            ref=models.ResourceTemplateReference(type="ref/resource", uri="books://{book_id}/pages/{page}"),
+            argument=models.CompleteRequestParamsArgument(name="book_id", value="1"),
+        )
+        return wire(prompt), wire(template), wire(none)
+
+    prompt, template, none = run(library(), steps)
+    assert prompt == {"completion": {"values": ["kind", "keen"], "total": 2, "hasMore": False}}
+    expected = ["1", *(str(n) for n in range(10, 20)), *(str(n) for n in range(100, 189))]
+    assert template == {"completion": {"values": expected, "total": 111, "hasMore": True}}
+    assert none == {"completion": {"values": [], "total": 0, "hasMore": False}}
+
+
+def test_a_completion_for_an_argument_that_does_not_exist_is_refused() -> None:
+    app = library()
+    review = app.prompts["review"]
+
+    with pytest.raises(DeclarationError) as refused:
+        review.completions.register("mood")
+    assert str(refused.value) == (
+        "prompt 'review' has no argument 'mood' to complete (its arguments: 'book_id', 'tone'); "
+        "pass one of those to .complete()"
+    )
+
+    @app.resource("things://index")
+    def things() -> list[str]:
+        return []
+
+    with pytest.raises(DeclarationError, match=r"resource 'things://index' \(no URI variables\) has no argument 'x'"):
+        things.complete("x")
+    with pytest.raises(DeclarationError, match="argument 'tone' already has a completion function"):
+        review.completions.register("tone")
+
+
+def test_template_parameters_must_be_its_variables() -> None:
+    app = McpApp("t")
+
+    def mismatched(book: int) -> str:
+        return ""
+
+    with pytest.raises(DeclarationError) as refused:
+        app.add_resource(mismatched, "books://{book_id}")
+    assert str(refused.value) == (
+        "resource 'books://{book_id}' (test_template_parameters_must_be_its_variables.<locals>.mismatched): "
+        "parameters ['book'] are not variables of the URI; URI variables ['book_id'] are not parameters; "
+        "a resource's parameters are exactly its URI's {variables} (plus, optionally, the Context)"
+    )
+    with pytest.raises(DeclarationError, match=r"\{x\*\} in 'a://\{x\*\}' is not a simple variable"):
+        app.add_resource(lambda: "", "a://{x*}")
+    with pytest.raises(DeclarationError, match="is not a URI"):
+        app.add_resource(lambda: "", "index")
+
+
+def test_uri_templates_match_one_segment_per_variable() -> None:
+    template = UriTemplate.parse("notes://{folder}/{note_id}", "t")
+    assert template.match("notes://work/12") == {"folder": "work", "note_id": "12"}
+    assert template.match("notes://work/sub/12") is None
+    assert template.match("notes://work/") is None
+    assert template.match("notes://a%2Fb/1") == {"folder": "a/b", "note_id": "1"}
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '''Search notes.
+
+        Args:
+            query (str): Text to find,
+                anywhere.
+            limit: At most this many.
+
+        Returns:
+            The notes.
+        ''',
+        '''Search notes.
+
+        Parameters
+        ----------
+        query : str
+            Text to find,
+            anywhere.
+        limit : int
+            At most this many.
+
+        Returns
+        -------
+        list
+        ''',
+        '''Search notes.
+
+        :param str query: Text to find,
+            anywhere.
+        :param limit: At most this many.
+        :returns: The notes.
+        ''',
+    ],
+    ids=["google", "numpy", "sphinx"],
+)
+def test_docstring_styles_give_the_same_descriptions(doc: str) -> None:
+    parsed = parse_docstring(doc)
+    assert parsed.summary == "Search notes."
+    assert parsed.params == {"query": "Text to find, anywhere.", "limit": "At most this many."}
+
+
+class Tone(enum.Enum):
+    KIND = "kind"
+
+
+class Place(BaseModel):
+    city: str
+
+
+def test_a_prompt_parameter_no_string_can_give_is_refused() -> None:
+    app = McpApp("t")
+
+    def tagged(tags: list[str]) -> str:
+        return ""
+
+    with pytest.raises(DeclarationError) as refused:
+        app.add_prompt(tagged)
+    assert str(refused.value) == (
+        "prompt 'tagged': parameter 'tags' of test_a_prompt_parameter_no_string_can_give_is_refused.<locals>"
+        ".tagged cannot come from a string, and MCP sends prompt arguments as strings; use str, int, float, "
+        "bool, a Literal or an Enum (parse richer values inside the function)"
+    )
+
+    def placed(place: Place) -> str:
+        return ""
+
+    with pytest.raises(DeclarationError, match=r"parameter 'place' .* cannot come from a string"):
+        app.add_prompt(placed)
+
+    @app.prompt()
+    def fine(a: int, b: float, c: bool, tone: Tone, d: str | None = None, e: Literal["x"] = "x") -> str:
+        return ""
+
+    assert wire(run(app, lambda client: client.get_prompt(name="fine", arguments={
+        "a": "1", "b": "2.5", "c": "true", "tone": "kind"
+    })))["messages"][0]["content"]["text"] == ""
+
+
+def test_a_bare_resource_or_prompt_decorator_is_refused() -> None:
+    app = McpApp("t")
+
+    def index() -> str:
+        return ""
+
+    with pytest.raises(DeclarationError, match=r"write @app.resource\('scheme://...'\) with the URI"):
+        app.resource(index)  # type: ignore[arg-type]
+    with pytest.raises(DeclarationError, match=r"write @app.prompt\(\) with parentheses"):
+        app.prompt(index)  # type: ignore[arg-type]
+
+
+def test_subscribers_hear_of_an_updated_resource() -> None:
+    from mcp_generated.v2025_11_25.client import ClientHandlers
+
+    app = library()
+    updated: list[str] = []
+    heard = asyncio.Event()
+
+    class Subscriber(ClientHandlers):
+        async def on_resource_updated(self, params: Any, ctx: Any) -> None:
+            updated.append(params.uri)
+            heard.set()
+
+    async def scenario() -> tuple[dict[str, Any], int]:
+        async with connect_memory(app, protocol=v2025_11_25, client_handlers=Subscriber()) as client:
+            await client.subscribe(uri="books://7/pages/1")
+            with pytest.raises(RpcError) as unknown:
+                await client.subscribe(uri="films://1")
+            app.resource_updated("books://7/pages/2")  # nobody subscribed to it
+            app.resource_updated("books://7/pages/1")
+            await asyncio.wait_for(heard.wait(), 5)
+            return client.session.peer_capabilities["resources"], unknown.value.code
+
+    capabilities, code = asyncio.run(scenario())
+    assert capabilities == {"listChanged": True, "subscribe": True}
+    assert code == -32002
+    assert updated == ["books://7/pages/1"]
