@@ -20,9 +20,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx2
+import mcp.client.auth.utils as sdk_auth
 import pytest
 from fastapi import FastAPI
 from mcp import Client
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from test_http_server import ServerThread, Tools, make_app
 
 import mcp_generated.v2025_11_25
@@ -261,3 +266,29 @@ async def test_without_the_lifespan_the_mounted_app_never_starts() -> None:
     mcp = make_app(Tools())
     async with serving(mounted(mcp, lifespan=False)):
         assert not mcp.started
+
+
+async def test_the_sdk_clients_oauth_discovery_finds_the_mounted_endpoints_metadata() -> None:
+    """The official SDK's discovery steps (mcp 2.3.0 ``mcp.client.auth.utils``), as its OAuth
+    client runs them: the challenge's URL first, then the path-based well-known URI; the
+    document's ``resource`` must cover the server URL (the check its OAuth client makes)."""
+    mcp = make_app(Tools(), auth=BearerAuth(verify, METADATA))
+    async with serving(mounted(mcp)) as server, httpx2.AsyncClient() as http:
+        url = f"http://127.0.0.1:{server.port}{PREFIX}/mcp"
+        challenged = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        hinted = sdk_auth.extract_resource_metadata_from_www_auth(challenged)
+        candidates = sdk_auth.build_protected_resource_metadata_discovery_urls(hinted, url)
+        for candidate in candidates[:2]:  # the header's URL, the path-based well-known URI
+            found = await sdk_auth.handle_protected_resource_response(await http.get(candidate))
+            assert found is not None, candidate
+            assert check_resource_allowed(resource_url_from_server_url(url), str(found.resource))
+
+        # and with the token, the SDK's session works under the prefix
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as authorized,
+            streamable_http_client(url, http_client=authorized) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("echo", {"token": "ok"})
+            assert result.content[0].text == '{"token": "ok"}'  # type: ignore[union-attr]
