@@ -120,7 +120,7 @@ async def test_without_the_reset_the_same_call_times_out_and_is_cancelled(era: s
         with pytest.raises(TimeoutError, match=r"tools/call timed out after 0\.5 s$"):
             await asyncio.wait_for(client.with_options(timeout=TIMEOUT).call_tool(name="ticker", arguments=TICKS), 30)
         elapsed = time.monotonic() - started
-        assert TIMEOUT <= elapsed < TIMEOUT + 0.4
+        assert TIMEOUT <= elapsed < TIMEOUT + 0.6
         assert await cancel_reached(ticker)
         # the session is still good for the next call
         assert (await client.list_tools()).tools[0].name == "ticker"
@@ -134,7 +134,7 @@ async def test_the_maximum_total_ends_a_call_that_keeps_reporting_progress(era: 
         with pytest.raises(TimeoutError, match=r"tools/call timed out after max_total_timeout=1\.0 s$"):
             await asyncio.wait_for(capped.call_tool(name="ticker", arguments=TICKS), 30)
         elapsed = time.monotonic() - started
-        assert MAX_TOTAL <= elapsed < MAX_TOTAL + 0.4
+        assert MAX_TOTAL <= elapsed < MAX_TOTAL + 0.6
         assert await cancel_reached(ticker)
 
 
@@ -203,7 +203,7 @@ async def test_the_hosts_server_config_resets_the_timeout_within_its_maximum(era
             started = time.monotonic()
             with pytest.raises(ServerTimeout):
                 await asyncio.wait_for(host.call_tool("t__ticker", TICKS), 30)
-            assert MAX_TOTAL <= time.monotonic() - started < MAX_TOTAL + 0.4
+            assert MAX_TOTAL <= time.monotonic() - started < MAX_TOTAL + 0.6
             assert await cancel_reached(ticker)
             # per call, the caller's cap wins over the server's
             ticker.cancelled.clear()
