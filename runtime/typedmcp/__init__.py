@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "ChangeFeed": "protocol.feed",
     "ProtocolViolation": "protocol.client",
     "RequestContext": "protocol.stubs",
+    "RequestOptions": "protocol.deadlines",
     "ToolError": "protocol.stubs",
     "ToolOutputError": "protocol.client",
     "VersionError": "protocol.packages",
@@ -96,6 +97,7 @@ __all__ = [
     "ProtocolViolation",
     "RedirectNotFollowed",
     "RequestContext",
+    "RequestOptions",
     "ResponseLost",
     "RpcError",
     "ServerUnreachable",
@@ -172,4 +174,5 @@ if TYPE_CHECKING:
     from .transports.http_server import HttpApp
     from .transports.http_sse_server import SsePaths
     from .transports.http_streams import close_sse_stream
+    from .protocol.deadlines import RequestOptions
     from .transports.http_wire import HttpTimeouts, RedirectNotFollowed, ServerUnreachable, TlsError
