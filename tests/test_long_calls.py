@@ -201,9 +201,13 @@ async def test_the_hosts_server_config_resets_the_timeout_within_its_maximum(era
             short = {"interval": INTERVAL, "duration": 0.8}  # inside the maximum: succeeds
             assert (await asyncio.wait_for(host.call_tool("t__ticker", short), 30)).content
             started = time.monotonic()
-            with pytest.raises(ServerTimeout):
+            with pytest.raises(ServerTimeout) as capped:
                 await asyncio.wait_for(host.call_tool("t__ticker", TICKS), 30)
             assert MAX_TOTAL <= time.monotonic() - started < MAX_TOTAL + 0.6
+            assert str(capped.value) == (
+                "server 't' did not answer tools/call t__ticker within its maxTotalTimeout of 1 s "
+                "(the request was cancelled; raise its 'maxTotalTimeout' in the configuration if it is just slow)"
+            )
             assert await cancel_reached(ticker)
             # per call, the caller's cap wins over the server's
             ticker.cancelled.clear()

@@ -386,6 +386,9 @@ class Host:
         try:
             return await session.send_request(runtime.specs[method], params, limit, options)
         except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
+            if options is not None and options.max_total_timeout is not None and "max_total_timeout" in str(error):
+                timed_out = ServerTimeout(runtime.name, f"{method} {what}", options.max_total_timeout, "maxTotalTimeout")
+                raise timed_out from error
             raise self._failure(runtime, error, f"{method} {what}", limit) from error
         finally:
             if token is not None:
