@@ -31,9 +31,11 @@ class Mountable:
                 return
 
     async def start(self) -> None:
+        """The app's start-up (``HttpApp.start``)."""
         raise NotImplementedError
 
     async def stop(self) -> None:
+        """The app's shut-down (``HttpApp.stop``)."""
         raise NotImplementedError
 
     @contextlib.asynccontextmanager
