@@ -51,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidResult": "protocol.results",
     "ProtocolViolation": "protocol.results",
     "RequestContext": "protocol.stubs",
+    "RequestOptions": "protocol.deadlines",
     "ToolError": "protocol.stubs",
     "ToolOutputError": "protocol.client",
     "VersionError": "protocol.packages",
@@ -106,6 +107,7 @@ __all__ = [
     "ProtocolViolation",
     "RedirectNotFollowed",
     "RequestContext",
+    "RequestOptions",
     "ResponseLost",
     "RpcError",
     "ServerUnreachable",
@@ -186,4 +188,5 @@ if TYPE_CHECKING:
     from .transports.http_server import HttpApp
     from .transports.http_sse_server import SsePaths
     from .transports.http_streams import close_sse_stream
+    from .protocol.deadlines import RequestOptions
     from .transports.http_wire import HttpTimeouts, RedirectNotFollowed, ServerUnreachable, TlsError

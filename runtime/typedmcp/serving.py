@@ -85,6 +85,11 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     and handshake-era sessions, which any worker then serves (``session_affinity=True``
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
+
+    Mounted in a larger ASGI app (``api.mount("/tools", app)``, Starlette or FastAPI), it
+    serves ``/tools/mcp``; the outer app runs its lifespan (``FastAPI(lifespan=app.lifespan)``)
+    and, with ``auth``, routes its metadata document
+    (``api.add_route(*app.protected_resource_route("/tools"))``).
     """
     from .stateless.router import (
         BOTH_ERAS_OPTION,

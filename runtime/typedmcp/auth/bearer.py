@@ -13,7 +13,10 @@ class BearerAuth:
 
     ``resource_metadata`` is the RFC 9728 protected-resource metadata document served at
     ``/.well-known/oauth-protected-resource<endpoint path>``; its URL goes into the
-    ``WWW-Authenticate`` challenge of every 401.
+    ``WWW-Authenticate`` challenge of every 401. Without a ``resource`` of its own, the
+    document names the endpoint's URL as each request reached it. Mounted under a prefix of
+    a larger app, the path is ``/.well-known/oauth-protected-resource<prefix><endpoint path>``
+    on the outer app, which routes it: ``api.add_route(*mcp.protected_resource_route(prefix))``.
     """
 
     verify: Callable[[str], Awaitable[Any] | Any]

@@ -50,6 +50,8 @@ SERVER_KEYS = {
     "transport": "same as type",
     "disabled": "true: not started",
     "timeout": "seconds a call may take (default 60)",
+    "resetTimeoutOnProgress": "true: each progress notification of a call gives it timeout seconds more",
+    "maxTotalTimeout": "with resetTimeoutOnProgress, the most seconds a call may take in all",
     "startupTimeout": "seconds connecting may take (default 30)",
     "allowTools": "only these tools are exported",
     "denyTools": "these tools are not exported",
@@ -118,6 +120,8 @@ class ServerConfig:
     headers: tuple[tuple[str, str], ...] = ()
     disabled: bool = False
     timeout: float = 60.0
+    reset_timeout_on_progress: bool = False
+    max_total_timeout: float | None = None
     startup_timeout: float = 30.0
     allow_tools: frozenset[str] | None = None
     deny_tools: frozenset[str] = frozenset()
@@ -249,12 +253,20 @@ def parse_server(name: str, raw: Any, environ: Mapping[str, str] | None = None) 
             options["headers"] = _mapping(raw["headers"], name, "headers", env_source)
     for key, attribute in (
         ("timeout", "timeout"), ("startupTimeout", "startup_timeout"), ("pingInterval", "ping_interval"),
+        ("maxTotalTimeout", "max_total_timeout"),
     ):
         if key in raw:
             options[attribute] = _seconds(raw[key], name, key)
-    for key, attribute in (("disabled", "disabled"), ("restart", "restart")):
+    for key, attribute in (
+        ("disabled", "disabled"), ("restart", "restart"), ("resetTimeoutOnProgress", "reset_timeout_on_progress"),
+    ):
         if key in raw:
             options[attribute] = _flag(raw[key], name, key)
+    if "maxTotalTimeout" in raw and not options.get("reset_timeout_on_progress"):
+        raise ConfigError(
+            "caps how far progress pushes a call's deadline out: set resetTimeoutOnProgress to true too",
+            name, "maxTotalTimeout",
+        )
     if "allowTools" in raw:
         options["allow_tools"] = frozenset(_strings(raw["allowTools"], name, "allowTools", env_source))
     if "denyTools" in raw:

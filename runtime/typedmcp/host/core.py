@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from ..engine.jsonrpc import INVALID_REQUEST, CapabilityError, ConnectionClosed, RpcError
+from ..protocol.deadlines import RequestOptions
 from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
 from .errors import InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
@@ -272,12 +273,17 @@ class Host:
         progress: Callable[[Any], Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         forward: Forward | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_total_timeout: float | None = None,
     ) -> Any:
         """Call tool ``name`` (its exported name) on its server; the typed result.
 
         Arguments are checked against the tool's inputSchema first. ``timeout`` (default:
         the server's ``timeout``) and cancellation reach only that server. ``progress``
-        gets the server's progress notifications of this call."""
+        gets the server's progress notifications of this call. ``reset_timeout_on_progress``
+        (default: the server's ``resetTimeoutOnProgress``): each progress notification gives
+        the call ``timeout`` seconds more, up to ``max_total_timeout`` seconds in all
+        (default: the server's ``maxTotalTimeout``; None: no cap)."""
         route = self._routes.get(name)
         if route is None:
             raise UnknownTool("tool", name, len(self._routes))
@@ -291,6 +297,11 @@ class Host:
             raise InvalidArguments(name, runtime.name, problems)
         params: dict[str, Any] = {"name": entry.tool, "arguments": args}
         limit = runtime.config.timeout if timeout is None else timeout
+        options = _call_options(runtime.config, limit, reset_timeout_on_progress, max_total_timeout)
+        if options is not None:
+            return await self._send(
+                runtime, session, "tools/call", params, limit, progress, meta, forward, name, options
+            )
         if progress is None and meta is None and forward is None:
             try:
                 return await session.send_request(runtime.call_spec, params, limit)
@@ -354,6 +365,7 @@ class Host:
         self, runtime: ServerRuntime, session: Any, method: str, params: dict[str, Any],
         timeout: float | None, progress: Callable[[Any], Any] | None,
         meta: Mapping[str, Any] | None, forward: Forward | None, what: str,
+        options: RequestOptions | None = None,
     ) -> Any:
         """One routed request with the extras: progress, caller ``_meta``, a forwarder
         for the server's requests made meanwhile."""
@@ -372,8 +384,11 @@ class Host:
             reset = _FORWARD.set(forward)
             runtime.origins.append(forward)
         try:
-            return await session.send_request(runtime.specs[method], params, limit)
+            return await session.send_request(runtime.specs[method], params, limit, options)
         except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
+            if options is not None and options.max_total_timeout is not None and "max_total_timeout" in str(error):
+                timed_out = ServerTimeout(runtime.name, f"{method} {what}", options.max_total_timeout, "maxTotalTimeout")
+                raise timed_out from error
             raise self._failure(runtime, error, f"{method} {what}", limit) from error
         finally:
             if token is not None:
@@ -531,3 +546,20 @@ def _log_failure(task: asyncio.Future[Any]) -> None:
 
 
 __all__ = ["DEFAULT_PACKAGE", "Forward", "Host", "NotificationHook", "RequestHook"]
+
+
+def _call_options(
+    config: ServerConfig, limit: float, reset: bool | None, max_total: float | None
+) -> RequestOptions | None:
+    """The options of a call whose deadline progress pushes out (None: a fixed deadline)."""
+    if reset is None:
+        reset = config.reset_timeout_on_progress
+    if not reset:
+        if max_total is not None:
+            raise ValueError(
+                "max_total_timeout caps how far progress pushes the deadline out: pass "
+                "reset_timeout_on_progress=True too (or set resetTimeoutOnProgress for the server)"
+            )
+        return None
+    cap = max_total if max_total is not None else config.max_total_timeout
+    return RequestOptions(limit, None, True, cap)

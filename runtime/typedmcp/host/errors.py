@@ -32,10 +32,13 @@ class ServerUnavailable(HostError, ConnectionError):
 class ServerTimeout(HostError, TimeoutError):
     """The owning server did not answer in time (the call was cancelled there)."""
 
-    def __init__(self, server: str, what: str, seconds: float) -> None:
+    def __init__(self, server: str, what: str, seconds: float, key: str = "timeout") -> None:
+        """``key``: the configuration key whose limit ran out (``timeout``, or
+        ``maxTotalTimeout`` for a call whose progress kept resetting its timeout)."""
+        within = f"within {seconds:g} s" if key == "timeout" else f"within its {key} of {seconds:g} s"
         super().__init__(
-            f"server {server!r} did not answer {what} within {seconds:g} s (the request was "
-            "cancelled; raise its 'timeout' in the configuration if it is just slow)"
+            f"server {server!r} did not answer {what} {within} (the request was "
+            f"cancelled; raise its {key!r} in the configuration if it is just slow)"
         )
         self.server = server
 

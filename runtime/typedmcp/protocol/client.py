@@ -36,6 +36,7 @@ from ..engine.jsonrpc import (
     quoted,
 )
 from .capabilities import has_capability
+from .deadlines import RequestOptions
 from .errors import AuthRequired, HttpError
 from .meta import (
     CLIENT_CAPABILITIES_KEY,
@@ -346,13 +347,14 @@ class ClientSession(Session):
     # -- requests --------------------------------------------------------------------------
 
     async def send_request(
-        self, spec: Any, params: Any, timeout: float | None = None
+        self, spec: Any, params: Any, timeout: float | None = None,
+        options: RequestOptions | None = None,
     ) -> Any:
         """Send a request; remember listed tools, check structured tool output."""
         if self.era == STATELESS:
-            result = await self._send_stateless(spec, params, timeout)
+            result = await self._send_stateless(spec, params, timeout, options)
         else:
-            result = await super().send_request(spec, params, timeout)
+            result = await super().send_request(spec, params, timeout, options)
         method = spec.method
         if method == CALL_TOOL:
             if self.validate_tool_output and self.tool_schemas.tools:
@@ -361,16 +363,18 @@ class ClientSession(Session):
             self.tool_schemas.update(result.tools)
         return result
 
-    async def _send_stateless(self, spec: Any, params: Any, timeout: float | None) -> Any:
+    async def _send_stateless(
+        self, spec: Any, params: Any, timeout: float | None, options: RequestOptions | None = None
+    ) -> Any:
         """One stateless-era call: answer ``input_required`` rounds with the client's hooks
         and retry (new id, ``inputResponses``, ``requestState`` echoed), until complete."""
         negotiated, own = self._allowed(spec.method)
         wire = plain(params) if params and holds_models(params) else dict(params or ())
-        raw = await self._request(negotiated, wire, timeout)
+        raw = await self._request(negotiated, wire, timeout, options=options)
         if isinstance(raw, dict):
             kind = raw.get(RESULT_TYPE, COMPLETE)
             if kind == INPUT_REQUIRED:
-                raw = await self._input_rounds(spec.method, negotiated, wire, raw, timeout)
+                raw = await self._input_rounds(spec.method, negotiated, wire, raw, timeout, options)
                 kind = raw.get(RESULT_TYPE, COMPLETE) if isinstance(raw, dict) else COMPLETE
             if kind != COMPLETE:
                 raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
@@ -384,7 +388,8 @@ class ClientSession(Session):
                 raise invalid_result(own, error) from None
 
     async def _input_rounds(
-        self, method: str, negotiated: Any, wire: dict[str, Any], raw: Any, timeout: float | None
+        self, method: str, negotiated: Any, wire: dict[str, Any], raw: Any, timeout: float | None,
+        options: RequestOptions | None = None,
     ) -> Any:
         """Answer input_required results and retry until the server answers otherwise."""
         rounds = 0
@@ -402,7 +407,7 @@ class ClientSession(Session):
                 retry[REQUEST_STATE] = raw[REQUEST_STATE]
             else:
                 retry.pop(REQUEST_STATE, None)
-            raw = await self._request(negotiated, retry, timeout)
+            raw = await self._request(negotiated, retry, timeout, options=options)
         return raw
 
     def _allowed(self, method: str) -> tuple[Any, Any]:
@@ -434,6 +439,7 @@ class ClientSession(Session):
         wire: dict[str, Any],
         timeout: float | None,
         request_id: RequestId | None = None,
+        options: RequestOptions | None = None,
     ) -> Any:
         """Send one stateless-era request (``_meta`` added) and return its raw result.
 
@@ -459,7 +465,7 @@ class ClientSession(Session):
         if request_id is None:
             request_id = engine.new_request_id()
         limit = self.request_timeout if timeout is None else timeout
-        return await self.exchange(engine, spec.method, wire, request_id, limit)
+        return await self.exchange(engine, spec.method, wire, request_id, limit, options)
 
     async def _fulfil(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """Answer each input request with the client's hook for its method (the same

@@ -36,6 +36,10 @@ def wrong_path_hint(url: str, status: int, body: bytes) -> str | None:
         return None
     parts = urlsplit(url)
     path = parts.path or "/"
+    served = _served_path(body)
+    if served is not None:  # an mcp-codegen server's own 404 says where it serves MCP
+        suggested = urlunsplit((parts.scheme, parts.netloc, served, "", ""))
+        return f"nothing answers at {path}: this server serves MCP at {served}, so try {suggested}"
     if path.rstrip("/").endswith(DEFAULT_MCP_PATH):
         return (
             f"nothing answers at {path}: check which path the server serves MCP on "
@@ -46,6 +50,18 @@ def wrong_path_hint(url: str, status: int, body: bytes) -> str | None:
         f"nothing answers at {path}: MCP servers usually serve one path, "
         f"{DEFAULT_MCP_PATH} by default (http_app's), so try {suggested}"
     )
+
+
+#: How ``http_app``'s 404 for a wrong path begins; the path it serves MCP at follows.
+SERVED_AT = b"Not Found: this server serves MCP at "
+
+
+def _served_path(body: bytes) -> str | None:
+    """The path a 404 of ``http_app`` names (the mount prefix included), if it is one."""
+    if not body.startswith(SERVED_AT):
+        return None
+    path = body[len(SERVED_AT):].decode("utf-8", "replace").strip()
+    return path if path.startswith("/") and " " not in path else None
 
 
 def _is_json_rpc(body: bytes) -> bool:

@@ -39,7 +39,7 @@ from .capabilities import (
     variant_allowed,
     variant_of,
 )
-from .deadlines import Deadlines
+from .deadlines import Deadline, Deadlines, RequestOptions
 from .packages import ProtocolPackage, severity
 from .results import (
     describe,
@@ -408,7 +408,8 @@ class Session:
         return spec
 
     async def send_request(
-        self, spec: RequestSpec[Any], params: Mapping[str, Any] | None, timeout: float | None = None
+        self, spec: RequestSpec[Any], params: Mapping[str, Any] | None, timeout: float | None = None,
+        options: RequestOptions | None = None,
     ) -> Any:
         negotiated: RequestSpec[Any] = self._negotiated(spec.method, "request")
         self._check_gates(spec.method, negotiated.gates, negotiated.direction, "request")
@@ -419,7 +420,7 @@ class Session:
         assert self.engine is not None
         request_id = self.engine.new_request_id()
         limit = timeout if timeout is not None else self.request_timeout
-        raw = await self.exchange(self.engine, spec.method, wire, request_id, limit)
+        raw = await self.exchange(self.engine, spec.method, wire, request_id, limit, options)
         own = self.own_spec(negotiated, "request")
         if own is not negotiated and self._lifting:
             raw = lifted(own.result_type, raw)
@@ -429,11 +430,15 @@ class Session:
             raise invalid_result(own, error) from None
 
     async def exchange(
-        self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None
+        self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None,
+        options: RequestOptions | None = None,
     ) -> Any:
         """Send one request and await its raw answer, within ``limit`` seconds (0 or None:
         no limit). When the caller gives up, or the time runs out (:class:`TimeoutError`),
-        the peer is told so (:meth:`cancel_sent`)."""
+        the peer is told so (:meth:`cancel_sent`). ``options``: progress for the call, and a
+        deadline that progress pushes out (:class:`~.deadlines.RequestOptions`)."""
+        if options is not None and options.wants_progress:
+            return await self._exchange_with_progress(engine, method, wire, request_id, limit, options)
         if not limit:
             try:
                 return await engine.request(method, wire, request_id=request_id)
@@ -444,15 +449,77 @@ class Session:
         try:
             return await engine.request(method, wire, request_id=request_id)
         except asyncio.CancelledError:
-            expired = deadline.expired
-            await asyncio.shield(self.cancel_sent(request_id, "timed out" if expired else "cancelled"))
-            if not expired:
+            timed_out = await self._given_up(request_id, deadline, f"{method} timed out after {limit} s")
+            if timed_out is None:
                 raise
-            if hasattr(deadline.task, "uncancel"):
-                deadline.task.uncancel()
-            raise asyncio.TimeoutError(f"{method} timed out after {limit} s") from None
+            raise timed_out from None
         finally:
             self.deadlines.finish(key)
+
+    async def _given_up(
+        self, request_id: RequestId, deadline: Deadline, message: str
+    ) -> asyncio.TimeoutError | None:
+        """Tell the peer a request was given up; the :class:`TimeoutError` to raise (with
+        ``message``) if its deadline expired, None if the caller was cancelled."""
+        expired = deadline.expired
+        await asyncio.shield(self.cancel_sent(request_id, "timed out" if expired else "cancelled"))
+        if not expired:
+            return None
+        if hasattr(deadline.task, "uncancel"):
+            deadline.task.uncancel()
+        return asyncio.TimeoutError(message)
+
+    async def _exchange_with_progress(
+        self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None,
+        options: RequestOptions,
+    ) -> Any:
+        """:meth:`exchange` asking for progress (the request's own token, else one made from
+        its id): each notification goes to ``options.on_progress`` (and to a callback already
+        registered for the token) and, with ``reset_timeout_on_progress``, pushes the deadline
+        out."""
+        meta = dict((wire or {}).get("_meta") or {})
+        token = meta.setdefault("progressToken", f"progress-{request_id}")
+        wire = {**(wire or {}), "_meta": meta}
+        earlier = self.progress_callbacks.get(token)
+        deadline: Deadline | None = None
+
+        async def on_progress(params: Any) -> None:
+            if deadline is not None:
+                deadline.extend()
+            for callback in (earlier, options.on_progress):
+                if callback is not None:
+                    outcome = callback(params)
+                    if asyncio.iscoroutine(outcome):
+                        await outcome
+
+        self.progress_callbacks[token] = on_progress
+        key = None
+        if limit:
+            step = limit if options.reset_timeout_on_progress else 0.0
+            key, deadline = self.deadlines.start(limit, step=step, max_total=options.max_total_timeout)
+        try:
+            return await engine.request(method, wire, request_id=request_id)
+        except asyncio.CancelledError:
+            if deadline is None:
+                await asyncio.shield(self.cancel_sent(request_id, "cancelled"))
+                raise
+            message = (
+                f"{method} timed out after max_total_timeout={options.max_total_timeout} s"
+                if deadline.capped
+                else f"{method} timed out after {limit} s"
+                + (" without progress" if options.reset_timeout_on_progress else "")
+            )
+            timed_out = await self._given_up(request_id, deadline, message)
+            if timed_out is None:
+                raise
+            raise timed_out from None
+        finally:
+            if key is not None:
+                self.deadlines.finish(key)
+            if earlier is not None:
+                self.progress_callbacks[token] = earlier
+            else:
+                self.progress_callbacks.pop(token, None)
 
     async def cancel_sent(self, request_id: RequestId, reason: str) -> None:
         """Tell the peer a request was given up (a ``notifications/cancelled``)."""

@@ -6,7 +6,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import Self
 
+from .deadlines import RequestOptions
 from .spec import NotificationSpec, RequestSpec
 
 ResultT = TypeVar("ResultT")
@@ -74,7 +76,23 @@ class Outbound:
     @property
     def session(self) -> Any:
         """The session behind this proxy (negotiated revision, peer capabilities, ...)."""
-        return self._sender
+        sender = self._sender
+        return sender.sender if isinstance(sender, _WithOptions) else sender
+
+    def with_options(
+        self,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Any], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: float | None = None,
+    ) -> Self:
+        """This proxy with per-call options on every request sent through it (see
+        :class:`~typedmcp.protocol.deadlines.RequestOptions`): ``await client.with_options(
+        timeout=10, reset_timeout_on_progress=True, max_total_timeout=300).call_tool(...)``
+        waits 10 s, 10 s more after each progress notification, 300 s in all."""
+        options = RequestOptions(timeout, on_progress, reset_timeout_on_progress, max_total_timeout)
+        return type(self)(_WithOptions(self.session, options))
 
     async def send_request(
         self, spec: RequestSpec[ResultT], params: Mapping[str, Any] | None
@@ -87,6 +105,24 @@ class Outbound:
     ) -> None:
         """Send any notification by its spec."""
         await self._sender.send_notification(spec, params)
+
+
+class _WithOptions:
+    """A sender that sends each request with ``options`` (what ``with_options`` wraps)."""
+
+    __slots__ = ("options", "sender")
+
+    def __init__(self, sender: Any, options: RequestOptions) -> None:
+        self.sender, self.options = sender, options
+
+    async def send_request(self, spec: RequestSpec[ResultT], params: Mapping[str, Any] | None) -> ResultT:
+        result: ResultT = await self.sender.send_request(
+            spec, params, self.options.timeout, options=self.options
+        )
+        return result
+
+    async def send_notification(self, spec: NotificationSpec, params: Mapping[str, Any] | None) -> None:
+        await self.sender.send_notification(spec, params)
 
 
 class ContextHooks(Protocol):

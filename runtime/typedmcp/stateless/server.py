@@ -116,8 +116,11 @@ class InputSender:
         return self.scope.client_capabilities
 
     async def send_request(
-        self, spec: Any, params: Mapping[str, Any] | None, timeout: float | None = None
+        self, spec: Any, params: Mapping[str, Any] | None, timeout: float | None = None,
+        options: Any = None,
     ) -> Any:
+        # (``timeout`` and ``options`` do not apply: an input request is answered by the
+        # client's retry of the request being served, within that request's own time)
         scope, server = self.scope, self.server
         method = spec.method
         if method not in INPUT_REQUEST_METHODS:

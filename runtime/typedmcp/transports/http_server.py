@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
+from ..protocol.errors import SERVED_AT
 from ..protocol.server import ServerSession
 from .asgi import (
     Receive,
@@ -40,6 +41,7 @@ from .asgi import (
 )
 from .events import EventStore, MemoryEventStore
 from .http_sse_server import SseEndpoint, SsePaths
+from .http_mount import Mountable, mount_prefix, origin_of, route_path
 from .http_shared import HttpSession, SharedSessions, SharedState
 from .http_stateless import ModernEndpoint, asks_stateless_era, claims
 from .http_streams import (
@@ -71,7 +73,7 @@ class BearerCheck(Protocol):
     def resource_metadata(self) -> dict[str, Any]: ...
 
 
-class HttpApp:
+class HttpApp(Mountable):
     """The ASGI application. Build it with :func:`http_app`.
 
     Session limits: each client (the principal with ``auth``, else the client's address)
@@ -139,14 +141,13 @@ class HttpApp:
         self.session_idle_timeout = session_idle_timeout
         self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
-        self.metadata_path = "/.well-known/oauth-protected-resource" + (
-            "" if self.path == "/" else self.path
-        )
+        self.metadata_path = self.public_metadata_path()  # (in this app: the prefix is above it)
         paths = legacy_sse if isinstance(legacy_sse, SsePaths) else None
         self.legacy_sse = SseEndpoint(self, paths) if legacy_sse else None
         # Handshake-era sessions any worker serves, their state in Redis (see http_shared);
         # None: in this process, each served by the worker that created it.
         self.shared, self.state, self.freeze_gc = shared, state, freeze_gc  # (state: lifespan)
+        self.started = False  # the lifespan's start-up has run (and no shut-down since)
         if shared is not None:
             shared.attach(self)
 
@@ -159,13 +160,14 @@ class HttpApp:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        path = scope["path"].rstrip("/") or "/"
+        root = mount_prefix(scope)
+        path = route_path(scope["path"], root)
         if self.auth is not None and path in (self.metadata_path, "/.well-known/oauth-protected-resource"):
-            await respond_json(send, 200, self.auth.resource_metadata)
+            await respond_json(send, 200, self.metadata_document(scope, headers, root))
             return
         sse = self.legacy_sse if self.legacy_sse is not None and self.legacy_sse.serves(path) else None
         if path != self.path and sse is None:
-            await respond(send, 404, b"Not Found", "text/plain")
+            await respond(send, 404, SERVED_AT + f"{root}{self.path}".encode(), "text/plain")
             return
         problem = self._check_origin(headers)
         if problem:
@@ -177,7 +179,7 @@ class HttpApp:
             if principal is None:
                 return
         if sse is not None:  # the deprecated HTTP+SSE endpoints
-            await sse.handle(scope, headers, principal, receive, send)
+            await sse.handle(scope, path, headers, principal, receive, send)
             return
         method = scope["method"]
         if method in ("GET", "DELETE") and (
@@ -198,28 +200,27 @@ class HttpApp:
                 send, 405, b"Method Not Allowed", "text/plain", [(b"allow", b"GET, POST, DELETE")]
             )
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                if self.state is not None:
-                    await self.state.start()
-                if self.freeze_gc:  # (once per process)
-                    freeze_startup_objects()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if self.modern is not None:
-                    self.modern.server.close()
-                if self.shared is not None:
-                    self.shared.close()  # (the sessions live on in the other workers)
-                for session in list(self.sessions.values()):
-                    self._end(session)
-                if self.legacy_sse is not None:
-                    self.legacy_sse.close()
-                if self.state is not None:
-                    await self.state.close()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    async def start(self) -> None:
+        """Start-up (the ASGI lifespan's; mounted, :meth:`lifespan`'s): state, frozen GC."""
+        if self.state is not None:
+            await self.state.start()
+        if self.freeze_gc:  # (once per process)
+            freeze_startup_objects()
+        self.started = True
+
+    async def stop(self) -> None:
+        """Shut-down: end every session and stream, close the shared state."""
+        self.started = False
+        if self.modern is not None:
+            self.modern.server.close()
+        if self.shared is not None:
+            self.shared.close()  # (the sessions live on in the other workers)
+        for session in list(self.sessions.values()):
+            self._end(session)
+        if self.legacy_sse is not None:
+            self.legacy_sse.close()
+        if self.state is not None:
+            await self.state.close()
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -254,9 +255,8 @@ class HttpApp:
         if principal is not None:
             scope.setdefault("state", {})["mcp_principal"] = principal
             return principal
-        host = headers.get("host", "localhost")
-        scheme = scope.get("scheme", "http")
-        challenge = f'Bearer resource_metadata="{scheme}://{host}{self.metadata_path}"'
+        metadata_url = origin_of(scope, headers) + self.public_metadata_path(mount_prefix(scope))
+        challenge = f'Bearer resource_metadata="{metadata_url}"'
         if token:
             challenge += ', error="invalid_token"'
         await respond_error(

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.jsonrpc import RequestId, RpcError, clip, quoted
 from ..protocol.client import CALL_TOOL, LIST_TOOLS, ClientSession
+from ..protocol.deadlines import RequestOptions
 from ..protocol.meta import DISCOVER, HEADER_MISMATCH
 from ..protocol.negotiation import STATELESS
 from .http_client import SessionExpired
@@ -101,16 +102,17 @@ class HttpClientSession(ClientSession):
         await asyncio.shield(running)
 
     async def send_request(
-        self, spec: Any, params: Any, timeout: float | None = None
+        self, spec: Any, params: Any, timeout: float | None = None,
+        options: RequestOptions | None = None,
     ) -> Any:
         if self.era == STATELESS:
-            return await super().send_request(spec, params, timeout)
+            return await super().send_request(spec, params, timeout, options)
         session_id = self.transport.session_id
         try:
-            return await super().send_request(spec, params, timeout)
+            return await super().send_request(spec, params, timeout, options)
         except SessionExpired:
             await self._reinitialize(session_id)
-            return await super().send_request(spec, params, timeout)
+            return await super().send_request(spec, params, timeout, options)
 
     async def send_notification(self, spec: Any, params: Any) -> None:
         session_id = self.transport.session_id
@@ -126,6 +128,7 @@ class HttpClientSession(ClientSession):
         wire: dict[str, Any],
         timeout: float | None,
         request_id: RequestId | None = None,
+        options: RequestOptions | None = None,
     ) -> Any:
         """POST with the request-metadata headers; on -32020 refresh tools and retry once."""
         assert self.package is not None
@@ -136,7 +139,7 @@ class HttpClientSession(ClientSession):
             )
             token = REQUEST_HEADERS.set(headers)
             try:
-                return await super()._request(spec, wire, timeout, request_id)
+                return await super()._request(spec, wire, timeout, request_id, options)
             except RpcError as error:
                 if error.code != HEADER_MISMATCH or attempt == 2 or spec.method == DISCOVER:
                     raise

@@ -184,11 +184,12 @@ class SseEndpoint:
         return path in (self.stream_path, self.messages_path)
 
     async def handle(
-        self, scope: Scope, headers: dict[str, str], principal: Any, receive: Receive, send: Send
+        self, scope: Scope, path: str, headers: dict[str, str], principal: Any,
+        receive: Receive, send: Send,
     ) -> None:
         """Serve a request to one of the two endpoints (Origin, Host and credentials
-        already checked by the app; ``principal`` is who the credentials name)."""
-        path = scope["path"].rstrip("/") or "/"
+        already checked by the app; ``principal`` is who the credentials name); ``path``: the
+        request's path below the mount prefix (``root_path``), without a trailing slash."""
         method = scope["method"]
         if path == self.stream_path:
             if method != "GET":
