@@ -48,6 +48,9 @@ _EXPORTS: dict[str, str] = {
     "RpcError": "engine.jsonrpc",
     # handlers and clients
     "ChangeFeed": "protocol.feed",
+    "RequestOrigin": "protocol.origin",
+    "request_origin": "protocol.origin",
+    "UnknownOptionError": "protocol.options",
     "ProtocolViolation": "protocol.client",
     "RequestContext": "protocol.stubs",
     "ToolError": "protocol.stubs",
@@ -104,6 +107,7 @@ __all__ = [
     "ProtocolViolation",
     "RedirectNotFollowed",
     "RequestContext",
+    "RequestOrigin",
     "ResponseLost",
     "RpcError",
     "ServerUnreachable",
@@ -112,6 +116,7 @@ __all__ = [
     "TlsError",
     "ToolError",
     "ToolOutputError",
+    "UnknownOptionError",
     "UsedStates",
     "VersionError",
     "close_sse_stream",
@@ -123,6 +128,7 @@ __all__ = [
     "connect_stdio",
     "http_app",
     "input_key",
+    "request_origin",
     "resumed_from_state",
     "run_stdio",
     "serve",
@@ -172,6 +178,8 @@ if TYPE_CHECKING:
     from .protocol.client import ProtocolViolation, ToolOutputError
     from .protocol.errors import AuthRequired, HttpError
     from .protocol.feed import ChangeFeed
+    from .protocol.options import UnknownOptionError
+    from .protocol.origin import RequestOrigin, request_origin
     from .protocol.packages import VersionError
     from .protocol.stubs import RequestContext, ToolError
     from .serving import http_app, run_stdio, serve, serve_stdio
