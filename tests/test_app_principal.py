@@ -53,7 +53,7 @@ async def identity(client: Client[Any], tool: str) -> dict[str, Any]:
     return result.structured_content
 
 
-@pytest.mark.parametrize("tool", ["whoami", "whoami_sync"])
+@pytest.mark.parametrize("tool", ["whoami", "whoami_sync", "whoami_lowlevel"])
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_over_http_the_context_has_the_principal_and_headers(http_url: str, mode: str, tool: str) -> None:
     for token, user, tenant in (("alice-token", "alice", "red"), ("bob-token", "bob", "blue")):
@@ -79,7 +79,7 @@ async def test_over_http_sse_the_context_has_the_sse_connection_principal_and_he
 async def test_over_stdio_there_is_no_principal_and_no_header() -> None:
     transport = StdioTransport(sys.executable, [str(SERVER)], keep_alive=False)
     async with Client(transport, mode="legacy") as client:
-        for tool in ("whoami", "whoami_sync"):
+        for tool in ("whoami", "whoami_sync", "whoami_lowlevel"):
             assert await identity(client, tool) == {
                 "principal": None, "tenant": None, "sees_authorization": False, "header_count": 0,
             }

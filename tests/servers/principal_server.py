@@ -8,7 +8,9 @@ import argparse
 
 from pydantic import BaseModel
 
-from typedmcp import Context, McpApp, http_app, run_stdio
+from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ClientPeer
+from typedmcp import Context, McpApp, RequestContext, http_app, request_origin, run_stdio
 from typedmcp.auth.bearer import BearerAuth
 
 
@@ -21,7 +23,37 @@ class Identity(BaseModel):
     header_count: int
 
 
-app = McpApp("principal", version="1.0.0")
+class PrincipalApp(McpApp):
+    """The typed tools plus ``whoami_lowlevel``, a hand-written handler reading the origin
+    with ``request_origin()`` (what a low-level ``ServerHandlers`` subclass uses)."""
+
+    async def list_tools(
+        self, params: models.PaginatedRequestParams | None, ctx: RequestContext[ClientPeer]
+    ) -> models.ListToolsResult:
+        typed = await super().list_tools(params, ctx)
+        lowlevel = models.Tool(name="whoami_lowlevel", input_schema=models.ToolInputSchema(type="object"))
+        return models.ListToolsResult(tools=[*typed.tools, lowlevel])
+
+    async def call_tool(
+        self, params: models.CallToolRequestParams, ctx: RequestContext[ClientPeer]
+    ) -> models.CallToolResult:
+        if params.name != "whoami_lowlevel":
+            return await super().call_tool(params, ctx)
+        origin = request_origin()
+        headers = origin.headers if origin is not None else {}
+        seen = Identity(
+            principal=str(origin.principal) if origin is not None and origin.principal is not None else None,
+            tenant=headers.get("x-tenant"),
+            sees_authorization="authorization" in headers,
+            header_count=len(headers),
+        )
+        dumped = seen.model_dump()
+        return models.CallToolResult(
+            content=[models.TextContent(type="text", text=seen.model_dump_json())], structured_content=dumped
+        )
+
+
+app = PrincipalApp("principal", version="1.0.0")
 USERS = {"alice-token": "alice", "bob-token": "bob"}
 
 
