@@ -1,69 +1,100 @@
-"""Server cost of one typed tool over stdio: ``typedmcp.app.McpApp`` against the official
-SDK's ``MCPServer`` (mcp 2.3.0), the same ``async def echo(text: str) -> str`` on both
-(issue 18, requirement 12, second part; FastMCP is not installed here, Streamable HTTP is
-not measured yet).
+"""Server cost of one typed tool: ``typedmcp.app.McpApp`` against the official SDK's
+``MCPServer`` (mcp 2.3.0) and FastMCP 4.1.6, the same ``async def echo(text: str) -> str``
+on each, over stdio and Streamable HTTP (issue 18, requirement 12, second part).
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_app_peers.py [--calls N] [--rounds N]
+    .venv/bin/python benchmarks/bench_app_peers.py [--calls N] [--rounds N] [--quick]
 
-The client is the same raw JSON-RPC writer for both, so the difference is the servers': it
-spawns the server, sends ``initialize`` (2025-11-25) and ``notifications/initialized``,
-then ``--calls`` sequential ``tools/call`` requests, each written when the previous answer
-has been read; calls per second, rounds alternating between the servers, medians printed.
+The client is the same raw JSON-RPC writer for every server, so the differences are the
+servers': it starts the server, sends ``initialize`` (2025-11-25) and
+``notifications/initialized``, then ``--calls`` sequential ``tools/call`` requests, each
+written when the previous answer has been read. Over stdio, lines on the server's
+stdin/stdout; over HTTP, one keep-alive connection (``http.client``) to the server under
+uvicorn (the same settings for all: ``peers/_uvicorn.py``), POSTs with the session id,
+answers read as JSON or as the SSE stream each server chooses. Calls per second; rounds
+alternate between the servers; medians and the ratios ours/SDK and ours/FastMCP printed.
+``--quick`` (CI's smoke run) makes few calls, one round, and checks only that every server
+answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PEERS = Path(__file__).resolve().parent / "peers"
-SERVERS = {"McpApp": PEERS / "app_echo_server.py", "SDK MCPServer": PEERS / "sdk_mcpserver_echo.py"}
+SERVERS = {
+    "McpApp": PEERS / "app_echo_server.py",
+    "SDK MCPServer": PEERS / "sdk_mcpserver_echo.py",
+    "FastMCP": PEERS / "fastmcp_echo.py",
+}
+OURS = "McpApp"
+VERSION = "2025-11-25"
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 0, "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+    "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
 }
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(number: int) -> dict[str, Any]:
+    """The ``number``-th ``tools/call`` request."""
+    return {"jsonrpc": "2.0", "id": number, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": f"hi {number}"}}}
+
+
+def checked(script: Path, number: int, reply: dict[str, Any]) -> None:
+    """Stop the run if ``reply`` is not a successful answer echoing call ``number``."""
+    result = reply.get("result")
+    if not isinstance(result, dict) or result.get("isError") or f"hi {number}" not in json.dumps(result):
+        raise SystemExit(f"{script.name}: tools/call {number} failed: {reply}")
 
 
 def line(message: object) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def calls_per_second(script: Path, calls: int) -> float:
+def stdio_rate(script: Path, calls: int) -> float:
+    """Calls per second over the server's stdin/stdout."""
     process = subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    def answer(number: int) -> dict[str, Any]:
+        while True:  # skip notifications (none are expected)
+            raw = stdout.readline()
+            if not raw:
+                raise SystemExit(f"{script.name}: the server closed stdout")
+            reply: dict[str, Any] = json.loads(raw)
+            if reply.get("id") == number:
+                return reply
+
     try:
-        process.stdin.write(line(INITIALIZE))
-        process.stdin.flush()
-        answer = json.loads(process.stdout.readline())
-        if answer.get("id") != 0 or "result" not in answer:
-            raise SystemExit(f"{script.name}: initialize failed: {answer}")
-        process.stdin.write(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        requests = [
-            line({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": f"hi {n}"}}})
-            for n in range(1, calls + 1)
-        ]
+        stdin.write(line(INITIALIZE))
+        stdin.flush()
+        if "result" not in answer(0):
+            raise SystemExit(f"{script.name}: initialize failed")
+        stdin.write(line(INITIALIZED))
+        requests = [line(call(n)) for n in range(1, calls + 1)]
         start = time.perf_counter()
         for number, request in enumerate(requests, 1):
-            process.stdin.write(request)
-            process.stdin.flush()
-            while True:  # skip notifications (none are expected)
-                reply = json.loads(process.stdout.readline())
-                if reply.get("id") == number:
-                    break
-            if "result" not in reply or reply["result"].get("isError"):
-                raise SystemExit(f"{script.name}: tools/call failed: {reply}")
+            stdin.write(request)
+            stdin.flush()
+            checked(script, number, answer(number))
         return calls / (time.perf_counter() - start)
     finally:
-        process.stdin.close()
+        stdin.close()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
@@ -71,20 +102,83 @@ def calls_per_second(script: Path, calls: int) -> float:
             process.wait()
 
 
+def http_answer(response: http.client.HTTPResponse, number: int | None) -> dict[str, Any] | None:
+    """The JSON-RPC answer with id ``number`` in a response (JSON or an SSE stream)."""
+    body = response.read()
+    if response.status == 202 or not body:
+        return None
+    if (response.getheader("content-type") or "").startswith("text/event-stream"):
+        for raw in body.decode().splitlines():
+            if raw.startswith("data:") and raw[5:].strip():
+                message: dict[str, Any] = json.loads(raw[5:])
+                if message.get("id") == number:
+                    return message
+        return None
+    found: dict[str, Any] = json.loads(body)
+    return found
+
+
+def http_rate(script: Path, calls: int) -> float:
+    """Calls per second over Streamable HTTP (one keep-alive connection)."""
+    process = subprocess.Popen(
+        [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
+    )
+    assert process.stdout is not None
+    try:
+        ready = process.stdout.readline().decode()
+        if not ready.startswith("PORT "):
+            raise SystemExit(f"{script.name}: the HTTP server did not start ({ready!r})")
+        connection = http.client.HTTPConnection("127.0.0.1", int(ready.split()[1]), timeout=30)
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+        def post(message: dict[str, Any], number: int | None) -> tuple[http.client.HTTPResponse, dict[str, Any] | None]:
+            connection.request("POST", "/mcp", json.dumps(message).encode(), headers)
+            response = connection.getresponse()
+            return response, http_answer(response, number)
+
+        response, reply = post(INITIALIZE, 0)
+        session = response.getheader("mcp-session-id")
+        if reply is None or "result" not in reply or session is None:
+            raise SystemExit(f"{script.name}: initialize over HTTP failed: {reply}")
+        headers = {**headers, "mcp-session-id": session, "mcp-protocol-version": VERSION}
+        post(INITIALIZED, None)
+        start = time.perf_counter()
+        for number in range(1, calls + 1):
+            _, reply = post(call(number), number)
+            checked(script, number, reply or {})
+        rate = calls / (time.perf_counter() - start)
+        connection.close()
+        return rate
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+TRANSPORTS: dict[str, Callable[[Path, int], float]] = {"stdio": stdio_rate, "Streamable HTTP": http_rate}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="CI smoke run: 20 calls, 1 round")
     options = parser.parse_args()
-    rates: dict[str, list[float]] = {name: [] for name in SERVERS}
-    for _ in range(options.rounds):
-        for name, script in SERVERS.items():
-            rates[name].append(calls_per_second(script, options.calls))
-    ours = statistics.median(rates["McpApp"])
-    print(f"{'server (stdio)':<16} {'calls/s':>10} {'McpApp / it':>12}")
-    for name in SERVERS:
-        rate = statistics.median(rates[name])
-        print(f"{name:<16} {rate:>10,.0f} {ours / rate:>11.2f}x")
+    calls, rounds = (20, 1) if options.quick else (options.calls, options.rounds)
+    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians")
+    print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12}")
+    for transport, rate_of in TRANSPORTS.items():
+        rates: dict[str, list[float]] = {name: [] for name in SERVERS}
+        for _ in range(rounds):
+            for name, script in SERVERS.items():
+                rates[name].append(rate_of(script, calls))
+        ours = statistics.median(rates[OURS])
+        for name in SERVERS:
+            rate = statistics.median(rates[name])
+            print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x")
 
 
 if __name__ == "__main__":

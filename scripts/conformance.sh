@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the official conformance suite against our server and our client, both eras.
-#   server: examples/conformance_server.py over Streamable HTTP (one endpoint, both eras),
-#           --suite all at 2026-07-28, 2025-11-25 and 2025-06-18
+#   server: examples/conformance_server.py (hand-written handlers) and
+#           examples/conformance_app_server.py (McpApp) over Streamable HTTP (one endpoint,
+#           both eras), --suite all at 2026-07-28, 2025-11-25 and 2025-06-18
 #   client: examples/conformance_client.py, --suite all at 2025-11-25 and at 2026-07-28,
 #           each with its expected-failures file
 # Usage: scripts/conformance.sh [PYTHON]   (default: .venv/bin/python)
@@ -33,23 +34,30 @@ isolated() {  # the harness's mock servers listen on every interface: keep them 
   fi
 }
 
-PORT=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$PYTHON" examples/conformance_server.py --port "$PORT" > "$OUT/server.log" 2>&1 &
-SERVER_PID=$!
-trap 'kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  (: > "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server.log"; echo "server died" >&2; exit 1; }
-  sleep 0.1
-done
-
 status=0
-for version in 2026-07-28 2025-11-25 2025-06-18; do  # 2026-07-28: stateless era, same endpoint
-  echo "--- server suite all, spec-version $version"
-  "$NODE" "$SUITE" server --url "http://127.0.0.1:$PORT/mcp" --suite all \
-    --spec-version "$version" > "$OUT/server-$version.log" 2>&1 || status=1
-  grep -E '^(✗|Total)' "$OUT/server-$version.log" || true
-done
+SERVER_PID=
+trap 'kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true' EXIT
+server_suites() {  # SCRIPT LABEL: serve SCRIPT over HTTP, run the server suite at each version
+  local script=$1 label=$2 version port
+  port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$PYTHON" "$script" --port "$port" > "$OUT/server$label.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    (: > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server$label.log"; echo "server died" >&2; exit 1; }
+    sleep 0.1
+  done
+  for version in 2026-07-28 2025-11-25 2025-06-18; do  # 2026-07-28: stateless era, same endpoint
+    echo "--- server suite all, spec-version $version ($script)"
+    "$NODE" "$SUITE" server --url "http://127.0.0.1:$port/mcp" --suite all \
+      --spec-version "$version" > "$OUT/server$label-$version.log" 2>&1 || status=1
+    grep -E '^(✗|Total)' "$OUT/server$label-$version.log" || true
+  done
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+}
+server_suites examples/conformance_server.py ""
+server_suites examples/conformance_app_server.py "-app"
 
 client_cmd="$PYTHON examples/conformance_client.py"
 client_suite() {  # VERSION BASELINE LOG: the client suite at one spec version

@@ -1,10 +1,13 @@
-"""The benchmark's typed ``echo`` tool on ``typedmcp.app.McpApp`` (stdio): one function,
-the schema from its signature. Its twin is ``sdk_mcpserver_echo.py`` (the SDK's
-``MCPServer``, the same function)."""
+"""The benchmark's typed ``echo`` tool on ``typedmcp.app.McpApp``: one function, the schema
+from its signature. ``python app_echo_server.py`` serves stdio; ``... http`` serves
+Streamable HTTP (``/mcp``, both eras) under uvicorn, printing ``PORT <n>``. Its twins:
+``sdk_mcpserver_echo.py`` (the SDK's ``MCPServer``) and ``fastmcp_echo.py`` (FastMCP)."""
 
 from __future__ import annotations
 
-from typedmcp import McpApp, run_stdio
+import sys
+
+from typedmcp import McpApp, http_app, run_stdio
 
 app = McpApp("bench-app", version="1.0.0")
 
@@ -16,4 +19,9 @@ async def echo(text: str) -> str:
 
 
 if __name__ == "__main__":
-    run_stdio(app)
+    if sys.argv[1:2] == ["http"]:
+        from _uvicorn import serve_on_free_port
+
+        serve_on_free_port(http_app(app))
+    else:
+        run_stdio(app)

@@ -1,8 +1,11 @@
-"""The benchmark's typed ``echo`` tool on the official SDK's ``MCPServer`` (mcp 2.3.0,
-stdio): the same function as ``app_echo_server.py``."""
+"""The benchmark's typed ``echo`` tool on the official SDK's ``MCPServer`` (mcp 2.3.0): the
+same function as ``app_echo_server.py``. ``python sdk_mcpserver_echo.py`` serves stdio;
+``... http`` serves its Streamable HTTP app (``/mcp``, stateful sessions, SSE replies: its
+defaults) under uvicorn, printing ``PORT <n>``."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 from mcp.server.mcpserver import MCPServer
@@ -20,4 +23,9 @@ async def echo(text: str) -> str:
 
 
 if __name__ == "__main__":
-    mcp.run("stdio")
+    if sys.argv[1:2] == ["http"]:
+        from _uvicorn import serve_on_free_port
+
+        serve_on_free_port(mcp.streamable_http_app())
+    else:
+        mcp.run("stdio")

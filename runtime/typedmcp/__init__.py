@@ -50,6 +50,9 @@ _EXPORTS: dict[str, str] = {
     "ChangeFeed": "protocol.feed",
     "InvalidResult": "protocol.results",
     "ProtocolViolation": "protocol.results",
+    "RequestOrigin": "protocol.origin",
+    "request_origin": "protocol.origin",
+    "UnknownOptionError": "protocol.options",
     "RequestContext": "protocol.stubs",
     "RequestOptions": "protocol.deadlines",
     "ToolError": "protocol.stubs",
@@ -108,6 +111,7 @@ __all__ = [
     "RedirectNotFollowed",
     "RequestContext",
     "RequestOptions",
+    "RequestOrigin",
     "ResponseLost",
     "RpcError",
     "ServerUnreachable",
@@ -116,6 +120,7 @@ __all__ = [
     "TlsError",
     "ToolError",
     "ToolOutputError",
+    "UnknownOptionError",
     "UsedStates",
     "VersionError",
     "close_sse_stream",
@@ -127,6 +132,7 @@ __all__ = [
     "connect_stdio",
     "http_app",
     "input_key",
+    "request_origin",
     "resumed_from_state",
     "run_stdio",
     "serve",
@@ -176,6 +182,8 @@ if TYPE_CHECKING:
     from .protocol.client import ToolOutputError
     from .protocol.errors import AuthRequired, HttpError
     from .protocol.feed import ChangeFeed
+    from .protocol.options import UnknownOptionError
+    from .protocol.origin import RequestOrigin, request_origin
     from .protocol.packages import VersionError
     from .protocol.results import InvalidResult, ProtocolViolation
     from .protocol.stubs import RequestContext, ToolError

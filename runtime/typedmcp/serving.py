@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .engine.jsonrpc import Engine
+from .protocol.options import check_options, keyword_parameters
 from .protocol.packages import package_of
 from .protocol.server import ServerSession
 from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
@@ -26,6 +27,32 @@ if TYPE_CHECKING:
 REDIS_URL_ENV = "MCP_REDIS_URL"
 #: The options of :func:`http_app` about shared state (see ``typedmcp.state``).
 SHARED_OPTIONS = frozenset({"state", "redis_url", "redis_prefix", "session_affinity"})
+#: What :func:`http_app` sets on :class:`HttpApp` itself (not options of its caller).
+HTTP_APP_INTERNALS = frozenset({"make_session", "modern", "legacy_versions", "shared"})
+
+
+@functools.cache
+def server_options() -> frozenset[str]:
+    """The options of a server (any transport): the handshake session's, the stateless
+    server's (``MODERN_OPTIONS``) and the eras' (``packages``, ``changes``, ``both_eras``)."""
+    from .stateless.router import BOTH_ERAS_OPTION, MODERN_OPTIONS
+
+    return frozenset(
+        {
+            *keyword_parameters(ServerSession.__init__, leave_out={"handlers"}),
+            *MODERN_OPTIONS,
+            BOTH_ERAS_OPTION,
+        }
+    )
+
+
+@functools.cache
+def http_options() -> frozenset[str]:
+    """The options of :func:`http_app`: a server's, the shared state's and HttpApp's."""
+    from .transports.http_server import HttpApp
+
+    own = keyword_parameters(HttpApp.__init__, leave_out=HTTP_APP_INTERNALS)
+    return frozenset({*server_options(), *SHARED_OPTIONS, *own})
 
 
 async def serve(
@@ -41,6 +68,7 @@ async def serve(
     2026-07-28 too); ``packages=[...]`` lists exactly what to serve."""
     from .stateless.router import build_router
 
+    check_options("serve", options, server_options())
     router = build_router(handlers, **options)
     legacy = router.legacy
     engine = Engine(
@@ -61,12 +89,17 @@ async def serve_stdio(
     handlers: object, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **options: Any
 ) -> None:
     """Serve over this process's stdin/stdout until stdin ends."""
+    check_options("serve_stdio", options, server_options())
     transport = await server_transport(max_message_bytes)
     await serve(handlers, transport, **options)
 
 
 def run_stdio(handlers: object, **options: Any) -> None:
-    """Blocking entry point: ``run_stdio(Weather())`` in a server script."""
+    """Blocking entry point: ``run_stdio(Weather())`` in a server script.
+
+    An unknown option (``server_inf=``) raises :class:`~typedmcp.protocol.options.UnknownOptionError`
+    here, naming the closest valid one."""
+    check_options("run_stdio", options, {*server_options(), "max_message_bytes"})
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(serve_stdio(handlers, **options))
 
@@ -90,6 +123,9 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     serves ``/tools/mcp``; the outer app runs its lifespan (``FastAPI(lifespan=app.lifespan)``)
     and, with ``auth``, routes its metadata document
     (``api.add_route(*app.protected_resource_route("/tools"))``).
+
+    An unknown option raises :class:`~typedmcp.protocol.options.UnknownOptionError` at
+    this call, naming the closest valid one.
     """
     from .stateless.router import (
         BOTH_ERAS_OPTION,
@@ -101,6 +137,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     from .transports.http_server import HttpApp
     from .transports.http_stateless import ModernEndpoint
 
+    check_options("http_app", options, http_options())
     options = with_handler_defaults(handlers, options)
     state = sessions = None
     if SHARED_OPTIONS & options.keys() or os.environ.get(REDIS_URL_ENV):

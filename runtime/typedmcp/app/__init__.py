@@ -25,7 +25,12 @@ Rules:
   sees ``ctx.cancelled`` become true and should return early (its result is dropped). A
   sync function calls the context's coroutines with ``ctx.from_thread(...)``.
 * **Mistakes** in a declaration raise :class:`DeclarationError` when it is made, naming the
-  function, the parameter and the fix.
+  function, the parameter and the fix; an unknown keyword to ``McpApp(...)``, ``run_stdio``
+  or ``http_app`` raises ``UnknownOptionError`` (a ``TypeError``) naming the closest one.
+* **Who asks.** ``ctx.principal`` is what the server's ``BearerAuth.verify`` returned for
+  the request's token (``ctx.principal_as(T)`` narrows it) and ``ctx.headers`` the request's
+  HTTP headers (lower-case names, ``Authorization`` left out); over stdio there are neither
+  (None, ``{}``). Over HTTP+SSE (2024-11-05) they are those of the SSE connection.
 """
 
 from __future__ import annotations

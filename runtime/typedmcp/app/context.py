@@ -14,6 +14,7 @@ from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer
 
 from ..protocol.meta import CLIENT_INFO_KEY
+from ..protocol.origin import RequestOrigin, request_origin
 from ..protocol.packages import SEVERITY
 from ..protocol.stubs import RequestContext
 from .signature import QuietTitles
@@ -76,10 +77,11 @@ class Context:
     (:attr:`request_context`), so both layers see the same request.
     """
 
-    __slots__ = ("_cancelled", "_loop", "request_context")
+    __slots__ = ("_cancelled", "_loop", "_origin", "request_context")
 
     def __init__(self, request_context: RequestContext[ClientPeer]) -> None:
         self.request_context = request_context
+        self._origin: RequestOrigin | None = request_origin()  # (the serving task's)
         self._cancelled = False  # set on the loop, read by a worker thread: a plain flag
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -138,6 +140,31 @@ class Context:
             return dict(found)
         session = getattr(self.request_context.peer, "session", None)
         return dict(getattr(session, "client_info", None) or {})
+
+    @property
+    def principal(self) -> object | None:
+        """What the bearer token of this request authenticated: the value the server's
+        ``BearerAuth.verify`` returned (``http_app(app, auth=...)``). None over stdio and
+        without ``auth``. Narrow it with ``isinstance`` (or use :meth:`principal_as`)."""
+        return self._origin.principal if self._origin is not None else None
+
+    def principal_as(self, kind: type[T]) -> T | None:
+        """:attr:`principal` if it is a ``kind`` (None without one); a principal of another
+        type raises TypeError naming both (the server's ``verify`` returns something else)."""
+        principal = self.principal
+        if principal is None or isinstance(principal, kind):
+            return principal
+        raise TypeError(
+            f"the request's principal is a {type(principal).__name__}, not a {kind.__name__}: "
+            "it is what the server's BearerAuth.verify returned"
+        )
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The HTTP headers of the request (lower-case names; ``Authorization`` left out:
+        the principal is what it proved). Empty over stdio. In the handshake era over
+        HTTP+SSE they are those of the SSE connection's GET."""
+        return self._origin.headers if self._origin is not None else {}
 
     async def elicit(self, message: str, schema: type[T]) -> Elicited[T]:
         """Ask the user to fill in a form typed by ``schema`` (a pydantic model, a dataclass

@@ -14,11 +14,14 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
+from typing_extensions import Self
+
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
 from ..protocol.feed import ChangeFeed
+from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
 from .completions import CompleterT
@@ -89,8 +92,16 @@ class McpApp(ServerHandlers):
 
         run_stdio(app)
 
-    Every declaration is checked when it is made (:class:`DeclarationError`).
+    Every declaration is checked when it is made (:class:`DeclarationError`); an unknown
+    keyword (``McpApp("notes", server_inf=...)``) raises
+    :class:`~typedmcp.protocol.options.UnknownOptionError` naming the closest valid one.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # Python's own error for an unexpected keyword names no fix: check the keywords
+        # against the (sub)class's __init__ first. (mypy types the call by __init__.)
+        check_call(cls.__name__, cls.__init__, kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

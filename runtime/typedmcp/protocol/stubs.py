@@ -249,28 +249,33 @@ class ServerHandlersBase(Handlers):
 
     A subclass may not override a hook the runtime answers itself (``initialize``, ``ping``,
     ``set_level``, ``server/discover``, ``subscriptions/listen``): it would never be called,
-    so defining the class raises :class:`TypeError` naming what to use instead.
+    so defining the class raises :class:`TypeError` naming what to use instead. Nor may it
+    define a public method named like a handler it is not (``list_tool``): the class is
+    refused naming the handler meant (the rule: ``typedmcp.protocol.hooks``).
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if ServerHandlersBase not in cls.__bases__:  # a user's class, not the generated one
-            from .hooks import refuse_runtime_hooks
+            from .hooks import refuse_misspelt_handlers, refuse_runtime_hooks
 
             refuse_runtime_hooks(cls, ServerHandlersBase, "server")
+            refuse_misspelt_handlers(cls, ServerHandlersBase, "server")
 
 
 class ClientHandlersBase(Handlers, Generic[ClientT]):
     """Base of a generated ``ClientHandlers``, linked to its package's ``Client`` type:
     ``connect_stdio(..., handlers=MyHandlers())`` yields that ``Client``.
 
-    A subclass may not override a hook the runtime answers itself (``ping``): defining the
-    class raises :class:`TypeError`.
+    A subclass may not override a hook the runtime answers itself (``ping``), nor define a
+    public method named like a handler it is not (``create_mesage``): defining the class
+    raises :class:`TypeError`.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if ClientHandlersBase not in cls.__bases__:
-            from .hooks import refuse_runtime_hooks
+            from .hooks import refuse_misspelt_handlers, refuse_runtime_hooks
 
             refuse_runtime_hooks(cls, ClientHandlersBase, "client")
+            refuse_misspelt_handlers(cls, ClientHandlersBase, "client")

@@ -17,14 +17,15 @@ import ipaddress
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
 from ..protocol.errors import SERVED_AT
+from ..protocol.origin import BearerCheck, serving_origin
 from ..protocol.server import ServerSession
 from .asgi import (
     Receive,
@@ -60,17 +61,6 @@ logger = logging.getLogger("typedmcp")
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
-
-
-class BearerCheck(Protocol):
-    """What :class:`HttpApp` needs of its ``auth``: a token check and the protected-resource
-    metadata document. :class:`~typedmcp.auth.bearer.BearerAuth` is one."""
-
-    @property
-    def verify(self) -> Callable[[str], Awaitable[Any] | Any]: ...
-
-    @property
-    def resource_metadata(self) -> dict[str, Any]: ...
 
 
 class HttpApp(Mountable):
@@ -178,6 +168,15 @@ class HttpApp(Mountable):
             principal = await self._authenticated(scope, headers, send)
             if principal is None:
                 return
+        with serving_origin(headers, principal):  # (ctx.headers, ctx.principal)
+            await self._serve(scope, path, headers, principal, sse, receive, send)
+
+    async def _serve(
+        self, scope: Scope, path: str, headers: dict[str, str], principal: Any,
+        sse: SseEndpoint | None, receive: Receive, send: Send,
+    ) -> None:
+        """Serve a request that passed the origin and bearer checks (``path``: below the
+        mount's ``root_path``)."""
         if sse is not None:  # the deprecated HTTP+SSE endpoints
             await sse.handle(scope, path, headers, principal, receive, send)
             return

@@ -1,0 +1,67 @@
+"""Where the request being served came from: its HTTP headers and the principal its bearer
+token authenticated (``http_app(..., auth=BearerAuth(...))``).
+
+The HTTP server sets it for the handling of each HTTP request (:func:`serving_origin`);
+the handler tasks it starts, and the worker threads they hand sync functions to, inherit
+it (a context variable). Over stdio there is none. A handler reads it with
+:func:`request_origin`; the app's :class:`~typedmcp.app.Context` as ``ctx.principal`` and
+``ctx.headers``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+#: Headers never shown to handlers: the bearer token is the transport's business (the
+#: principal is what it proved), and MCP forbids passing it on.
+HIDDEN_HEADERS = frozenset({"authorization"})
+
+
+class BearerCheck(Protocol):
+    """What the HTTP server needs of its ``auth``: a token check and the protected-resource
+    metadata document. :class:`~typedmcp.auth.bearer.BearerAuth` is one; what ``verify``
+    returns for a valid token is the request's principal."""
+
+    @property
+    def verify(self) -> Callable[[str], Awaitable[Any] | Any]: ...
+
+    @property
+    def resource_metadata(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class RequestOrigin:
+    """The HTTP request behind an MCP request: its headers (names lower-case, as received)
+    and the authenticated principal (None without ``auth``)."""
+
+    raw_headers: Mapping[str, str]
+    principal: object | None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers, lower-case names, without ``Authorization``."""
+        return {name: value for name, value in self.raw_headers.items() if name not in HIDDEN_HEADERS}
+
+
+_current_origin: contextvars.ContextVar[RequestOrigin | None] = contextvars.ContextVar(
+    "typedmcp_request_origin", default=None
+)
+
+
+def request_origin() -> RequestOrigin | None:
+    """The origin of the request being served; None over stdio (or outside a request)."""
+    return _current_origin.get()
+
+
+@contextmanager
+def serving_origin(headers: Mapping[str, str], principal: object | None) -> Iterator[None]:
+    """Make ``headers`` and ``principal`` the origin of what is served inside the block."""
+    token = _current_origin.set(RequestOrigin(headers, principal))
+    try:
+        yield
+    finally:
+        _current_origin.reset(token)
