@@ -15,6 +15,7 @@ Usage: python scripts/mutation_scope.py CONFIG SESSION   (after ``cosmic-ray ini
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -51,7 +52,8 @@ class ScopeError(Exception):
 
 
 def load_scope(config_path: Path) -> tuple[Path, list[str], list[str]]:
-    """(module path, function names, test files) that ``config_path`` declares."""
+    """(module path, function names, tests: files or file::test ids) that ``config_path``
+    declares."""
     try:
         document = tomllib.loads(config_path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
@@ -69,7 +71,7 @@ def load_scope(config_path: Path) -> tuple[Path, list[str], list[str]]:
             "qualified names (Class.method or function) whose mutations run"
         )
     command = section.get("test-command", "")
-    tests = [word.split("::")[0] for word in command.split() if word.startswith("tests/")]
+    tests = [word for word in command.split() if word.startswith("tests/")]
     if not tests:
         raise ScopeError(f"{config_path}: test-command names no tests/... file to run")
     return Path(module_path), functions, tests
@@ -101,8 +103,12 @@ def selected_lines(root: Path, config_path: Path) -> tuple[Path, list[tuple[int,
     if not module_file.is_file():
         raise ScopeError(f"{config_path}: module-path {module_path} does not exist")
     for test in tests:
-        if not (root / test).is_file():
-            raise ScopeError(f"{config_path}: test file {test} does not exist")
+        test_file, _, test_name = test.partition("::")
+        if not (root / test_file).is_file():
+            raise ScopeError(f"{config_path}: test file {test_file} does not exist")
+        test_source = (root / test_file).read_text(encoding="utf-8")
+        if test_name and not re.search(rf"^(async )?def {re.escape(test_name)}\(", test_source, re.M):
+            raise ScopeError(f"{config_path}: {test_file} has no test {test_name}; update the test-command")
     spans = function_spans(module_file.read_text(encoding="utf-8"))
     missing = [name for name in functions if name not in spans]
     if missing:
