@@ -1,6 +1,7 @@
 """Cosmic Ray work-db filter for scripts/mutation.sh: keep only the mutations inside the
-functions a module's config lists (its security-relevant code), made by the operators that
-change a decision (:func:`operator_kept`), and skip every other one.
+functions a module's config lists (its security-relevant code), outside annotations (never
+evaluated), made by the operators that change a decision (:func:`operator_kept`), and skip
+every other one.
 
 The config (scripts/mutation/<name>.toml) names them by qualified name::
 
@@ -95,6 +96,24 @@ def function_spans(source: str) -> dict[str, tuple[int, int]]:
     return spans
 
 
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """((line, column), (end line, end column)) of every annotation: with ``from
+    __future__ import annotations`` (every runtime module) they are never evaluated, so a
+    mutant there changes nothing."""
+    spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for node in ast.walk(ast.parse(source)):
+        found: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(node.returns)
+        elif isinstance(node, (ast.arg, ast.AnnAssign)):
+            found.append(node.annotation)
+        for annotation in found:
+            if annotation is not None and annotation.end_lineno is not None:
+                spans.append(((annotation.lineno, annotation.col_offset),
+                              (annotation.end_lineno, annotation.end_col_offset or 0)))
+    return spans
+
+
 def selected_lines(root: Path, config_path: Path) -> tuple[Path, list[tuple[int, int]]]:
     """The module of ``config_path`` and the line spans of its listed functions; every
     listed name and test file must exist."""
@@ -124,13 +143,15 @@ def apply(config_path: Path, session: Path) -> tuple[int, int]:
     from cosmic_ray.work_db import use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
-    _, spans = selected_lines(Path.cwd(), config_path)
+    module_file, spans = selected_lines(Path.cwd(), config_path)
+    annotations = annotation_spans(module_file.read_text(encoding="utf-8"))
     kept = skipped = 0
     with use_db(str(session)) as work_db:
         for item in list(work_db.pending_work_items):
             inside = all(
                 operator_kept(mutation.operator_name)
                 and any(first <= mutation.start_pos[0] <= last for first, last in spans)
+                and not any(start <= tuple(mutation.start_pos) < end for start, end in annotations)
                 for mutation in item.mutations
             )
             if inside:

@@ -88,3 +88,16 @@ def test_only_swaps_that_change_a_decision_run() -> None:
 
 def test_ci_does_not_run_mutation_testing() -> None:
     assert "mutation" not in (REPO_ROOT / ".ci" / "run").read_text("utf-8")
+
+
+def test_annotations_are_outside_the_mutated_code() -> None:
+    """``from __future__ import annotations``: an annotation is never evaluated, so a mutant
+    of its ``|`` would survive without any behaviour to change."""
+    spans = scope_module().annotation_spans(
+        "def f(x: int | None, *, y: str = '') -> str | None:\n"
+        "    z: int | None = x\n"
+        "    return str(x | 1)\n"
+    )
+    inside = lambda line, column: any(s <= (line, column) < e for s, e in spans)  # noqa: E731
+    assert inside(1, 13) and inside(1, 44) and inside(2, 11)  # each "|" of an annotation
+    assert not inside(3, 17)  # the "|" of the body
