@@ -50,6 +50,8 @@ from typedmcp.connecting import (
     connect_stdio,
 )
 from typedmcp.engine.jsonrpc import ConnectionClosed
+from typedmcp.transports.http_client import HttpClientTransport, ResponseLost
+from typedmcp.transports.http_wire import BrokenReply
 from typedmcp.protocol.stubs import RequestContext
 from typedmcp.serving import http_app
 
@@ -272,6 +274,59 @@ MARKER = b"cut-this-request"
 
 
 # -- item 5: a POST that may have reached the server is never sent again -------------------------
+
+
+class _HeadThenBreak:
+    """An HTTP client whose POST gets a 200 JSON head, then ``failure`` reading the body."""
+
+    url = "http://127.0.0.1:9/mcp"
+
+    def __init__(self, failure: BaseException) -> None:
+        self.failure = failure
+        self.posts = 0
+        self.response = _Response()
+
+    async def request(self, method: str, body: bytes, headers: dict[str, str]) -> _Response:
+        self.posts += 1
+        return self.response
+
+    async def read(self, response: _Response) -> bytes:
+        raise self.failure
+
+
+class _Response:
+    status = 200
+    headers = {"Content-Type": "application/json"}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def test_a_reply_cut_mid_body_is_a_lost_response_never_a_re_send() -> None:
+    """The head came, the body broke off: the request may have run, so the caller gets
+    ResponseLost (not the raw BrokenReply), nothing is POSTed again, and the broken
+    connection is closed rather than reused."""
+    http = _HeadThenBreak(BrokenReply("the server closed the connection"))
+    transport = HttpClientTransport(http.url)
+    transport.http = http  # type: ignore[assignment]
+    with pytest.raises(ResponseLost) as raised:
+        await transport.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}')
+    assert "request 7" in str(raised.value) and "is not sent again" in str(raised.value)
+    assert http.posts == 1 and http.response.closed
+
+
+async def test_a_post_cancelled_mid_reply_closes_its_connection() -> None:
+    """The caller timed out while the body was coming: the cancellation goes up, and the
+    connection, in an unknown state, is closed (never handed back to the pool)."""
+    http = _HeadThenBreak(asyncio.CancelledError())
+    transport = HttpClientTransport(http.url)
+    transport.http = http  # type: ignore[assignment]
+    with pytest.raises(asyncio.CancelledError):
+        await transport.send(b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}')
+    assert http.posts == 1 and http.response.closed
 
 
 @pytest.mark.parametrize("package", [HANDSHAKE, NO_PRIMING, STATELESS], ids=lambda p: p.PROTOCOL_VERSION)
