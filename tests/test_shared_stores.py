@@ -302,6 +302,28 @@ async def test_a_single_use_state_is_claimed_once_across_workers(
     assert 55 < await first.client.ttl(first.key("used", "state-1")) <= 61
 
 
+async def test_a_single_use_record_outlives_its_state_by_one_second(
+    workers: tuple[RedisState, RedisState],
+) -> None:
+    """The record of a used state goes 1 s after the state expires, never before it: a
+    worker whose clock is a little behind must not see the state open but unclaimed."""
+    first, _ = workers
+    expires = time.time() + 60
+    assert await RedisUsedStates(first).claim("state-2", expires)
+    record_expiry_ms = await first.client.pexpiretime(first.key("used", "state-2"))
+    assert record_expiry_ms == int(expires * 1000) + 1000
+
+
+async def test_a_ring_once_read_is_marked_loaded(workers: tuple[RedisState, RedisState]) -> None:
+    """``loaded`` is what slows the reloads from every second (never read) to every
+    minute: it is set by the first read of the ring."""
+    first, _ = workers
+    ring = RedisKeyRing(first, state_ttl=600)
+    assert not ring.loaded
+    await ring.load()
+    assert ring.loaded
+
+
 async def test_the_key_ring_rotates_without_breaking_states_in_flight(
     workers: tuple[RedisState, RedisState],
 ) -> None:
