@@ -389,6 +389,20 @@ async def test_a_keep_alive_connection_the_server_closed_is_not_used() -> None:
         assert tools.calls == ["echo"] * 3
 
 
+async def test_a_keep_alive_connection_the_server_keeps_open_carries_the_next_calls() -> None:
+    """Guard of the check above: it drops only closed connections, so calls in a row share
+    the one connection the server keeps open."""
+    tools = Tools()
+    async with proxied(tools) as proxy, connect_http(
+        proxy.url, protocol=STATELESS, request_timeout=10
+    ) as client:
+        for round_ in range(3):
+            result = await client.call_tool(name="echo", arguments={"n": round_})
+            assert texts(result) == [f'{{"n": {round_}}}']
+        assert tools.calls == ["echo"] * 3
+        assert proxy.connections == 1
+
+
 async def test_a_keep_alive_connection_a_proxy_closed_while_idle_is_not_used() -> None:
     """Guard: the same when the loop has seen the close (a proxy's idle timeout)."""
     tools = Tools()
