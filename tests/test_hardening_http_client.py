@@ -403,6 +403,58 @@ async def test_a_keep_alive_connection_the_server_keeps_open_carries_the_next_ca
         assert proxy.connections == 1
 
 
+async def test_a_pooled_connection_whose_socket_closed_meanwhile_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check of a pooled connection may find its socket already gone (fileno fails):
+    that connection is closed and another one taken, never handed out."""
+    import aiohttp
+
+    from typedmcp.transports.http_aiohttp import _Connector
+
+    class Protocol:
+        pass
+
+    class Socket:
+        def __init__(self, gone: bool) -> None:
+            self.gone = gone
+
+        def fileno(self) -> int:
+            if self.gone:
+                raise OSError(9, "Bad file descriptor")
+            return -1
+
+    class Transport:
+        def __init__(self, gone: bool) -> None:
+            self.socket = Socket(gone)
+
+        def get_extra_info(self, name: str) -> Any:
+            return self.socket if name == "socket" else None
+
+    class Connection:
+        def __init__(self, protocol: Protocol, gone: bool = False) -> None:
+            self.protocol, self.transport, self.closed = protocol, Transport(gone), False
+
+        def close(self) -> None:
+            self.closed = True
+
+    reused, other = Protocol(), Protocol()
+    first, stale, fresh = Connection(reused), Connection(reused, gone=True), Connection(other)
+    handed = iter([first, stale, fresh])
+
+    async def pool_connect(self: Any, req: Any, traces: Any, timeout: Any) -> Connection:
+        return next(handed)
+
+    monkeypatch.setattr(aiohttp.TCPConnector, "connect", pool_connect)
+    connector = _Connector()
+    try:
+        assert await connector.connect(None, [], None) is first  # new: not checked
+        assert await connector.connect(None, [], None) is fresh
+        assert stale.closed and not fresh.closed
+    finally:
+        await connector.close()
+
+
 async def test_a_keep_alive_connection_a_proxy_closed_while_idle_is_not_used() -> None:
     """Guard: the same when the loop has seen the close (a proxy's idle timeout)."""
     tools = Tools()
