@@ -416,31 +416,32 @@ async def test_a_pooled_connection_whose_socket_closed_meanwhile_is_dropped(
         pass
 
     class Socket:
-        def __init__(self, gone: bool) -> None:
+        def __init__(self, gone: str) -> None:
             self.gone = gone
 
         def fileno(self) -> int:
-            if self.gone:
+            if self.gone == "fd":
                 raise OSError(9, "Bad file descriptor")
-            return -1
+            return -1  # what a closed socket answers (select refuses it: ValueError)
 
     class Transport:
-        def __init__(self, gone: bool) -> None:
+        def __init__(self, gone: str) -> None:
             self.socket = Socket(gone)
 
         def get_extra_info(self, name: str) -> Any:
             return self.socket if name == "socket" else None
 
     class Connection:
-        def __init__(self, protocol: Protocol, gone: bool = False) -> None:
+        def __init__(self, protocol: Protocol, gone: str = "") -> None:
             self.protocol, self.transport, self.closed = protocol, Transport(gone), False
 
         def close(self) -> None:
             self.closed = True
 
-    reused, other = Protocol(), Protocol()
-    first, stale, fresh = Connection(reused), Connection(reused, gone=True), Connection(other)
-    handed = iter([first, stale, fresh])
+    reused, other, third = Protocol(), Protocol(), Protocol()
+    first, fresh, fresher = Connection(reused), Connection(other), Connection(third)
+    stale, closed = Connection(reused, gone="fd"), Connection(reused, gone="closed")
+    handed = iter([first, stale, fresh, closed, fresher])
 
     async def pool_connect(self: Any, req: Any, traces: Any, timeout: Any) -> Connection:
         return next(handed)
@@ -451,6 +452,8 @@ async def test_a_pooled_connection_whose_socket_closed_meanwhile_is_dropped(
         assert await connector.connect(None, [], None) is first  # new: not checked
         assert await connector.connect(None, [], None) is fresh
         assert stale.closed and not fresh.closed
+        assert await connector.connect(None, [], None) is fresher
+        assert closed.closed and not fresher.closed
     finally:
         await connector.close()
 
