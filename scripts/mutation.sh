@@ -58,15 +58,18 @@ for name in "$@"; do
     echo "$name: the tests fail without any mutant: see $OUT/$name.baseline.log" >&2
     exit 1
   fi
-  nice -n 10 "$BIN/cosmic-ray" exec "$config" "$session"
+  # one mutant at a time; the CPU time (user + sys of the test runs) is what the run costs
+  # on a machine of its own, whatever else shares this one
+  cpu=$( { TIMEFORMAT='%U %S'; time nice -n 10 "$BIN/cosmic-ray" exec "$config" "$session" >&2; } 2>&1 >/dev/null | tail -n 1 )
+  cpu_seconds=$(awk '{printf "%.0f", $1 + $2}' <<< "$cpu")
   seconds=$(( $(date +%s) - start ))
   "$PYTHON" scripts/mutation_scope.py --score "$session" > "$OUT/$name.score.txt"
   "$BIN/cr-report" --surviving-only --show-diff "$session" > "$OUT/$name.survivors.txt" || true
   line=$(head -n 1 "$OUT/$name.score.txt")
-  echo "$name: $line in ${seconds}s"
+  echo "$name: $line in ${seconds}s (${cpu_seconds}s CPU)"
   tail -n +2 "$OUT/$name.score.txt"
   echo "  (diffs of the survivors: $OUT/$name.survivors.txt)"
-  summary+=("$name: $line in ${seconds}s")
+  summary+=("$name: $line in ${seconds}s (${cpu_seconds}s CPU)")
 done
 echo "== summary ($(( $(date +%s) - total_start ))s, commit $(git rev-parse --short HEAD))"
 printf '%s\n' "${summary[@]}"
