@@ -50,6 +50,8 @@ from typedmcp.connecting import (
     connect_stdio,
 )
 from typedmcp.engine.jsonrpc import ConnectionClosed
+from typedmcp.transports.http_client import HttpClientTransport, ResponseLost
+from typedmcp.transports.http_wire import BrokenReply
 from typedmcp.protocol.stubs import RequestContext
 from typedmcp.serving import http_app
 
@@ -274,6 +276,59 @@ MARKER = b"cut-this-request"
 # -- item 5: a POST that may have reached the server is never sent again -------------------------
 
 
+class _HeadThenBreak:
+    """An HTTP client whose POST gets a 200 JSON head, then ``failure`` reading the body."""
+
+    url = "http://127.0.0.1:9/mcp"
+
+    def __init__(self, failure: BaseException) -> None:
+        self.failure = failure
+        self.posts = 0
+        self.response = _Response()
+
+    async def request(self, method: str, body: bytes, headers: dict[str, str]) -> _Response:
+        self.posts += 1
+        return self.response
+
+    async def read(self, response: _Response) -> bytes:
+        raise self.failure
+
+
+class _Response:
+    status = 200
+    headers = {"Content-Type": "application/json"}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def test_a_reply_cut_mid_body_is_a_lost_response_never_a_re_send() -> None:
+    """The head came, the body broke off: the request may have run, so the caller gets
+    ResponseLost (not the raw BrokenReply), nothing is POSTed again, and the broken
+    connection is closed rather than reused."""
+    http = _HeadThenBreak(BrokenReply("the server closed the connection"))
+    transport = HttpClientTransport(http.url)
+    transport.http = http  # type: ignore[assignment]
+    with pytest.raises(ResponseLost) as raised:
+        await transport.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}')
+    assert "request 7" in str(raised.value) and "is not sent again" in str(raised.value)
+    assert http.posts == 1 and http.response.closed
+
+
+async def test_a_post_cancelled_mid_reply_closes_its_connection() -> None:
+    """The caller timed out while the body was coming: the cancellation goes up, and the
+    connection, in an unknown state, is closed (never handed back to the pool)."""
+    http = _HeadThenBreak(asyncio.CancelledError())
+    transport = HttpClientTransport(http.url)
+    transport.http = http  # type: ignore[assignment]
+    with pytest.raises(asyncio.CancelledError):
+        await transport.send(b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}')
+    assert http.posts == 1 and http.response.closed
+
+
 @pytest.mark.parametrize("package", [HANDSHAKE, NO_PRIMING, STATELESS], ids=lambda p: p.PROTOCOL_VERSION)
 @pytest.mark.parametrize("reply", ["json", "sse"])
 @pytest.mark.parametrize("reset", [False, True], ids=["fin", "rst"])
@@ -332,6 +387,75 @@ async def test_a_keep_alive_connection_the_server_closed_is_not_used() -> None:
                 assert texts(result) == [f'{{"n": {round_}}}']
                 time.sleep(0.8)  # blocks the loop: the server closes the idle connection
         assert tools.calls == ["echo"] * 3
+
+
+async def test_a_keep_alive_connection_the_server_keeps_open_carries_the_next_calls() -> None:
+    """Guard of the check above: it drops only closed connections, so calls in a row share
+    the one connection the server keeps open."""
+    tools = Tools()
+    async with proxied(tools) as proxy, connect_http(
+        proxy.url, protocol=STATELESS, request_timeout=10
+    ) as client:
+        for round_ in range(3):
+            result = await client.call_tool(name="echo", arguments={"n": round_})
+            assert texts(result) == [f'{{"n": {round_}}}']
+        assert tools.calls == ["echo"] * 3
+        assert proxy.connections == 1
+
+
+async def test_a_pooled_connection_whose_socket_closed_meanwhile_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check of a pooled connection may find its socket already gone (fileno fails):
+    that connection is closed and another one taken, never handed out."""
+    import aiohttp
+
+    from typedmcp.transports.http_aiohttp import _Connector
+
+    class Protocol:
+        pass
+
+    class Socket:
+        def __init__(self, gone: str) -> None:
+            self.gone = gone
+
+        def fileno(self) -> int:
+            if self.gone == "fd":
+                raise OSError(9, "Bad file descriptor")
+            return -1  # what a closed socket answers (select refuses it: ValueError)
+
+    class Transport:
+        def __init__(self, gone: str) -> None:
+            self.socket = Socket(gone)
+
+        def get_extra_info(self, name: str) -> Any:
+            return self.socket if name == "socket" else None
+
+    class Connection:
+        def __init__(self, protocol: Protocol, gone: str = "") -> None:
+            self.protocol, self.transport, self.closed = protocol, Transport(gone), False
+
+        def close(self) -> None:
+            self.closed = True
+
+    reused, other, third = Protocol(), Protocol(), Protocol()
+    first, fresh, fresher = Connection(reused), Connection(other), Connection(third)
+    stale, closed = Connection(reused, gone="fd"), Connection(reused, gone="closed")
+    handed = iter([first, stale, fresh, closed, fresher])
+
+    async def pool_connect(self: Any, req: Any, traces: Any, timeout: Any) -> Connection:
+        return next(handed)
+
+    monkeypatch.setattr(aiohttp.TCPConnector, "connect", pool_connect)
+    connector = _Connector()
+    try:
+        assert await connector.connect(None, [], None) is first  # new: not checked
+        assert await connector.connect(None, [], None) is fresh
+        assert stale.closed and not fresh.closed
+        assert await connector.connect(None, [], None) is fresher
+        assert closed.closed and not fresher.closed
+    finally:
+        await connector.close()
 
 
 async def test_a_keep_alive_connection_a_proxy_closed_while_idle_is_not_used() -> None:

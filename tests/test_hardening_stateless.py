@@ -642,6 +642,48 @@ async def test_the_memory_store_is_bounded_in_size_and_time() -> None:
     assert len(store) == 1
 
 
+async def test_a_used_state_stays_used_until_the_instant_it_expires() -> None:
+    """A state whose expiry is now still opens (it expires once the time is past), so its
+    record must still refuse a replay at that very instant."""
+    now = [1000.0]
+    store = MemoryUsedStates(clock=lambda: now[0])
+    assert await store.claim("a", 1010.0) is True
+    now[0] = 1010.0
+    assert await store.claim("a", 1010.0) is False
+
+
+async def test_expired_records_go_whatever_order_they_were_claimed_in() -> None:
+    """The soonest-expiring record goes first, even when a later-expiring one was claimed
+    after it: a full store makes room as soon as any record has expired."""
+    now = [0.0]
+    store = MemoryUsedStates(max_entries=2, clock=lambda: now[0])
+    assert await store.claim("b", 200.0) is True
+    assert await store.claim("a", 10.0) is True
+    now[0] = 100.0
+    assert await store.claim("c", 300.0) is True
+    assert len(store) == 2
+
+
+async def test_a_full_memory_store_warns_once_until_it_has_room_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One warning when a full store starts refusing, not one per refused claim; after it
+    has accepted a claim again, the next time it fills it warns again."""
+    now = [0.0]
+    store = MemoryUsedStates(max_entries=1, clock=lambda: now[0])
+    warned = lambda: [r for r in caplog.records if "refusing new ones" in r.getMessage()]  # noqa: E731
+    with caplog.at_level("WARNING", logger="typedmcp"):
+        assert await store.claim("a", 10.0) is True
+        assert not warned()
+        assert await store.claim("b", 10.0) is False
+        assert await store.claim("c", 10.0) is False
+        assert len(warned()) == 1
+        now[0] = 11.0
+        assert await store.claim("d", 20.0) is True
+        assert await store.claim("e", 20.0) is False
+        assert len(warned()) == 2
+
+
 async def test_a_shared_store_can_replace_the_memory_one() -> None:
     class Recording:
         def __init__(self) -> None:

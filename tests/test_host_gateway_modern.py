@@ -344,6 +344,31 @@ async def test_the_parked_call_runs_in_a_fresh_context() -> None:
     assert lot.calls == {} and lot.counts == {}
 
 
+@pytest.mark.parametrize("per_principal", [0, 1])
+async def test_a_principal_gets_exactly_its_per_principal_parked_calls(per_principal: int) -> None:
+    """The cap counts from nothing: a principal allowed one call gets its first one and not
+    a second; allowed none, not even the first."""
+
+    async def emit(method: str, params: Any) -> None:
+        raise AssertionError("nothing is emitted")
+
+    never = asyncio.Event()
+
+    async def start(forward: Any, progress: Any) -> None:
+        await never.wait()
+
+    lot = ParkingLot({}, ParkingLimits(ttl=30, per_principal=per_principal, total=8))
+    scope = RequestScope("tools/call", 1, {"protocolVersion": "2026-07-28"}, emit, principal="alice")
+    parked = [lot._park(scope, start) for _ in range(per_principal)]
+    try:
+        with pytest.raises(RpcError, match="answer or abandon one first"):
+            lot._park(scope, start)
+    finally:
+        for call_ in parked:
+            call_.task.cancel()
+        await asyncio.gather(*(call_.task for call_ in parked), return_exceptions=True)
+
+
 async def test_an_invalid_answer_is_refused_and_the_call_still_waits(reaper: Any) -> None:
     async with gateway({"ask": ASKER}) as (_, port):
         with anyio.fail_after(LIMIT):

@@ -711,3 +711,74 @@ async def test_a_later_https_request_reset_without_a_client_certificate_does_not
             assert proxy.resets == 1 and proxy.connections == 1  # the answered connection
     assert not isinstance(raised.value, TlsError)
     assert "reset" in str(raised.value) and "cert=" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("origin", "location", "followed"),
+    [
+        ("http://a.example/mcp", "https://a.example/mcp", True),  # the https upgrade
+        ("http://a.example/mcp", "https://b.example/mcp", False),  # another host
+        ("https://a.example/mcp", "http://a.example/mcp", False),  # a downgrade
+        ("http://a.example:8080/mcp", "https://a.example/mcp", False),  # not default ports
+        ("http://a.example/mcp", "https://a.example:8443/mcp", False),
+        ("http://a.example:8080/mcp", "http://a.example:8080/other", True),  # same origin
+    ],
+)
+def test_a_redirect_is_same_origin_or_the_https_upgrade_of_the_same_host(
+    origin: str, location: str, followed: bool
+) -> None:
+    """Credentials follow a redirect only to the same origin, or from http to https on the
+    same host with default ports; never a downgrade, another host or another port."""
+    from yarl import URL
+
+    from typedmcp.transports.http_aiohttp import _same_origin
+
+    assert _same_origin(URL(origin), URL(location)) is followed
+
+
+def _alert(reason: str) -> ssl.SSLError:
+    error = ssl.SSLError(1, f"[SSL: {reason}] ({reason.lower()})")
+    error.reason = reason  # what OpenSSL fills in
+    return error
+
+
+def test_a_tls_alert_is_found_down_the_cause_chain_of_a_connection_error() -> None:
+    """A server refusing the client certificate after the handshake (TLS 1.3) shows as an
+    alert somewhere under aiohttp's error: as its cause or its context, up to 4 links
+    down; a TLS error that is not an alert, or no TLS error, is no refusal."""
+    from typedmcp.transports.http_aiohttp import _tls_refusal
+
+    alert = _alert("TLSV13_ALERT_CERTIFICATE_REQUIRED")
+    assert _tls_refusal(alert) == "tlsv13 alert certificate required"
+    caused = aiohttp.ClientOSError(errno.ECONNRESET, "reset")
+    caused.__cause__ = alert
+    assert _tls_refusal(caused) == "tlsv13 alert certificate required"
+    in_context = aiohttp.ClientOSError(errno.ECONNRESET, "reset")
+    in_context.__context__ = alert
+    assert _tls_refusal(in_context) == "tlsv13 alert certificate required"
+    chain: BaseException = alert
+    for depth in range(1, 5):
+        outer = OSError(f"link {depth}")
+        outer.__cause__ = chain
+        chain = outer
+        assert (_tls_refusal(chain) is not None) is (depth < 4), depth
+    assert _tls_refusal(_alert("CERTIFICATE_VERIFY_FAILED")) is None
+    assert _tls_refusal(aiohttp.ServerDisconnectedError()) is None
+
+
+@pytest.mark.parametrize(
+    ("error", "closed_or_reset"),
+    [
+        (aiohttp.ServerDisconnectedError(), True),
+        (ConnectionResetError(errno.ECONNRESET, "reset"), True),
+        (aiohttp.ClientOSError(errno.ECONNRESET, "reset"), True),
+        (aiohttp.ClientOSError(errno.ETIMEDOUT, "timed out"), False),
+        (OSError(errno.EHOSTUNREACH, "no route"), False),
+    ],
+)
+def test_only_a_close_or_a_reset_counts_as_one(error: Exception, closed_or_reset: bool) -> None:
+    """What may be a refused client certificate (and gets the cert= hint) is a close or a
+    reset only, not any aiohttp OS error."""
+    from typedmcp.transports.http_aiohttp import _closed_or_reset
+
+    assert _closed_or_reset(error) is closed_or_reset

@@ -598,6 +598,17 @@ async def test_an_expired_token_is_refreshed_without_a_new_authorization() -> No
     assert storage.tokens is not None and storage.tokens.access_token != first.access_token
 
 
+def test_a_token_counts_as_expired_from_30_seconds_before_its_expiry() -> None:
+    """The leeway: a token is refreshed 30 s before it expires (so it does not expire on the
+    way), not earlier, not later; a token without ``expires_at`` never counts as expired."""
+    tokens = Tokens("at", expires_at=1000.0)
+    assert not tokens.expired(969.0)
+    assert tokens.expired(970.0)
+    assert tokens.expired(1000.0)
+    assert not tokens.expired(999.0, leeway=0.0) and tokens.expired(1000.0, leeway=0.0)
+    assert not Tokens("at").expired(1e12)
+
+
 async def test_a_refused_refresh_falls_back_to_a_new_authorization() -> None:
     world = World(refresh=True)
     async with running(world):

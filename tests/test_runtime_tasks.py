@@ -9,6 +9,7 @@ import pytest
 
 from typedmcp.connecting import connect_memory
 from typedmcp.engine.jsonrpc import CapabilityError, RpcError
+from typedmcp.protocol.tasks import TaskStore
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 
@@ -131,3 +132,28 @@ def test_without_tasks_a_task_field_is_ignored_and_the_call_runs_normally() -> N
 
     result = run(body, tasks=False)
     assert result["content"] == [{"type": "text", "text": "done"}]
+
+
+def test_at_the_cap_a_new_task_drops_only_the_oldest_finished_task() -> None:
+    """A full store makes room for one new task by dropping its oldest finished task, and
+    only that one: the results of the others stay readable until their ttl runs out."""
+
+    async def main() -> None:
+        async def noted(task: Any) -> None:
+            return None
+
+        async def done() -> str:
+            return "done"
+
+        store = TaskStore(noted, max_tasks=3)
+        finished = []
+        for _ in range(3):
+            record = store.start("m", 60_000, done)
+            await record.done.wait()
+            finished.append(record)
+        newest = store.start("m", 60_000, done)
+        assert set(store.records) == {finished[1].task_id, finished[2].task_id, newest.task_id}
+        assert (await store.outcome(finished[1].task_id)) == "done"
+        store.close()
+
+    asyncio.run(main())

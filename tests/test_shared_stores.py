@@ -264,7 +264,54 @@ async def test_a_task_whose_worker_stopped_is_reported_failed(
     await first.client.delete(first.key("worker", first.worker))  # its heartbeat stopped
     task = await RedisTaskStore(second, "session-1", notify).get_wire(record.task_id)
     assert (task["status"], task["statusMessage"]) == ("failed", "the server process running this task stopped")
+    with pytest.raises(RpcError) as raised:  # its result: the internal error naming why
+        await RedisTaskStore(second, "session-1", notify).outcome(record.task_id)
+    assert raised.value.code == -32603
+    assert raised.value.message == "Internal error: the server process running this task stopped"
     runner.close()
+
+
+async def test_a_task_id_that_is_not_a_string_is_an_unknown_task(
+    workers: tuple[RedisState, RedisState],
+) -> None:
+    first, _ = workers
+
+    async def notify(task: dict[str, Any]) -> None:
+        pass
+
+    store = RedisTaskStore(first, "session-a", notify)
+    for task_id in (5, None, ["x"]):
+        with pytest.raises(RpcError, match="unknown task"):
+            await store.get_wire(task_id)  # type: ignore[arg-type]
+
+
+async def test_a_task_that_ends_while_it_is_being_cancelled_reports_how_it_ended(
+    workers: tuple[RedisState, RedisState],
+) -> None:
+    """tasks/cancel read the task working, but it completed before the cancel landed: the
+    error names the status it ended with."""
+    first, _ = workers
+
+    async def notify(task: dict[str, Any]) -> None:
+        pass
+
+    async def forever() -> None:
+        await asyncio.sleep(3600)
+
+    store = RedisTaskStore(first, "session-r", notify)
+    record = store.start("tools/call", None, forever)
+    await store.saved(record.task_id)
+    finish = store._finish
+
+    async def completed_first(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        await finish(None, "completed", None, {"result": {"content": []}},
+                     task_id=kwargs["task_id"], wire=kwargs["wire"])
+        return await finish(*args, **kwargs)  # the cancel's own: too late, None
+
+    store._finish = completed_first  # type: ignore[method-assign]
+    with pytest.raises(RpcError, match=f"task '{record.task_id}' is already completed$"):
+        await store.cancel_wire(record.task_id)
+    store.close()
 
 
 async def test_the_task_cap_is_shared_by_the_workers(workers: tuple[RedisState, RedisState]) -> None:
@@ -300,6 +347,28 @@ async def test_a_single_use_state_is_claimed_once_across_workers(
     )
     assert sorted(claims) == [False, False, False, True]
     assert 55 < await first.client.ttl(first.key("used", "state-1")) <= 61
+
+
+async def test_a_single_use_record_outlives_its_state_by_one_second(
+    workers: tuple[RedisState, RedisState],
+) -> None:
+    """The record of a used state goes 1 s after the state expires, never before it: a
+    worker whose clock is a little behind must not see the state open but unclaimed."""
+    first, _ = workers
+    expires = time.time() + 60
+    assert await RedisUsedStates(first).claim("state-2", expires)
+    record_expiry_ms = await first.client.pexpiretime(first.key("used", "state-2"))
+    assert record_expiry_ms == int(expires * 1000) + 1000
+
+
+async def test_a_ring_once_read_is_marked_loaded(workers: tuple[RedisState, RedisState]) -> None:
+    """``loaded`` is what slows the reloads from every second (never read) to every
+    minute: it is set by the first read of the ring."""
+    first, _ = workers
+    ring = RedisKeyRing(first, state_ttl=600)
+    assert not ring.loaded
+    await ring.load()
+    assert ring.loaded
 
 
 async def test_the_key_ring_rotates_without_breaking_states_in_flight(
