@@ -25,13 +25,14 @@ PIPELINE_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "names"}),
     frozenset({"pins", "document"}),
     frozenset({"load"}),
-    frozenset({"analyse"}),
+    frozenset({"analyse", "toolset"}),
     frozenset({"rewrite"}),
     frozenset({"models"}),
     frozenset({"render"}),
     frozenset({"format"}),
     frozenset({"output"}),
-    frozenset({"generate", "diff"}),
+    frozenset({"generate", "diff", "tools_generate", "tools_diff"}),
+    frozenset({"tools_command"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
 )
@@ -150,7 +151,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"transports"}),
     frozenset({"state"}),
     frozenset({"auth"}),
-    frozenset({"connecting", "serving", ""}),
+    frozenset({"connecting", "serving", "tool_snapshot", ""}),
     frozenset({"host"}),
 )
 #: The generator and what only it needs: the runtime's distribution has none of them.
