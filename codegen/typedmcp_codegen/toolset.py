@@ -67,10 +67,12 @@ class ToolSet:
 
 
 def manifest_text(manifest: dict[str, Any]) -> str:
-    """The canonical ``tools.json``: tools sorted by name, keys sorted, two-space indent."""
-    canonical = dict(manifest)
+    """The canonical ``tools.json``: top-level keys sorted, tools sorted by name, two-space
+    indent. Keys inside a tool keep the server's order: the order of ``properties`` is the
+    order of the models' fields and of the generated arguments."""
+    canonical = {key: manifest[key] for key in sorted(manifest) if key != "tools"}
     canonical["tools"] = sorted(manifest["tools"], key=lambda tool: str(tool.get("name")))
-    return json.dumps(canonical, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(canonical, indent=2, ensure_ascii=False) + "\n"
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
