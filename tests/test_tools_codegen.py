@@ -86,7 +86,7 @@ def test_the_package_has_one_module_per_tool_and_stamps_the_snapshot(realworld: 
     suffix = hashlib.sha256(b"get-sum").hexdigest()[:8]
     assert sorted(p.name for p in package.iterdir()) == sorted([
         "__init__.py", "_support.py", "py.typed", "tools.json", f"get_sum_{suffix}.py",
-        "get_sum.py", "noop.py", "ping.py", "search.py", "tree.py", "weird.py",
+        "get_sum.py", "noop.py", "ping.py", "search.py", "tree.py", "weird.py", "broken_items.py",
     ])
     sha = hashlib.sha256((package / "tools.json").read_bytes()).hexdigest()
     snapshot = json.loads((package / "tools.json").read_text())
@@ -121,9 +121,11 @@ def test_models_follow_the_schemas(realworld: tuple[Path, str]) -> None:
 
 def test_a_schema_the_models_stage_cannot_take_falls_back_to_dict(realworld: tuple[Path, str]) -> None:
     _, err = realworld
-    assert "warning: tool 'weird'" in err and "dict[str, Any]" in err
-    weird = importlib.import_module("rw_tools.weird")
-    assert weird.Params == dict[str, Any]
+    assert "warning: tool 'weird'" in err and "refers to other documents" in err  # never fetched
+    assert "warning: tool 'broken-items'" in err and "SchemaParseError" in err  # DCG refused it
+    for name in ("weird", "broken_items"):
+        module = importlib.import_module(f"rw_tools.{name}")
+        assert module.Params == dict[str, Any]
     search = importlib.import_module("rw_tools.search")
     assert isinstance(search.Params, type)  # the rest went on
 
@@ -266,7 +268,7 @@ def upgraded() -> dict[str, Any]:
     tools["new-tool"] = {"name": "new-tool", "inputSchema": {"type": "object"}}  # not breaking
     summing = tools["get-sum"]["inputSchema"]
     summing["properties"]["c"] = {"type": "number"}
-    summing["required"].append("c")  # new required argument: breaking
+    summing["required"] = ["a", "c"]  # new required argument: breaking; b made optional: not
     search = tools["search"]["inputSchema"]["properties"]
     search["id"] = {"type": "string"}  # retyped: breaking
     search["type"]["enum"] = ["issue"]  # narrowed: breaking
@@ -286,7 +288,8 @@ def test_drift_report_speaks_of_tools_and_marks_what_breaks_a_caller() -> None:
     assert ("search", 'argument enum value removed', 'type = "pull"', True) in seen
     assert ("search", "argument added (optional)", "limit", False) in seen
     assert ("search", "type Hit: added (optional)", "score", False) in seen
-    assert len(seen) == 7, sorted(seen)
+    assert ("get-sum", "argument made optional", "b", False) in seen
+    assert len(seen) == 8, sorted(seen)
     assert diff_tools(analyse_tools(manifest()), analyse_tools(manifest())).changes == ()
 
 
