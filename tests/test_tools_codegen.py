@@ -27,9 +27,10 @@ from conftest import REPO_ROOT
 import mcp_generated.v2025_06_18 as v2025_06_18
 from typedmcp import connect_stdio
 from typedmcp_codegen.cli import main
+from typedmcp_codegen.format import format_source
 from typedmcp_codegen.pins import load_pins
 from typedmcp_codegen.tools_diff import diff_tools
-from typedmcp_codegen.tools_generate import generate_tools_package
+from typedmcp_codegen.tools_generate import POOL_THRESHOLD, generate_tools_package
 from typedmcp_codegen.toolset import analyse_tools, module_names, python_name
 
 pytestmark = pytest.mark.anyio
@@ -136,9 +137,16 @@ def test_generation_is_byte_identical_on_rerun(tmp_path: Path) -> None:
     shuffled = dict(manifest(), tools=list(reversed(manifest()["tools"])))
     second, _ = generate_tools_package(analyse_tools(shuffled), load_pins(), workers=1)
     assert first == second
-    pooled, _ = generate_tools_package(analyse_tools(manifest() | {"tools": manifest()["tools"] * 1}),
-                                       load_pins(), workers=2)
-    assert pooled == first
+    many = analyse_tools(dict(manifest(), tools=[
+        dict(tool, name=f"{tool['name']}-{copy}") for copy in range(6) for tool in manifest()["tools"]
+    ]))
+    assert len(many.tools) >= POOL_THRESHOLD  # built in a process pool
+    serial, _ = generate_tools_package(many, load_pins(), workers=1)
+    pooled, _ = generate_tools_package(many, load_pins(), workers=2)
+    assert pooled == serial
+    for path, text in first.items():  # black-formatted: black changes nothing
+        if path.endswith(".py"):
+            assert format_source(path, text) == text, path
 
 
 MUST_PASS = '''\

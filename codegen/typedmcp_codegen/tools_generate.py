@@ -11,6 +11,7 @@ an object) is typed ``dict[str, Any]`` instead, with a warning naming it; the re
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import warnings
@@ -18,10 +19,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import jinja2
+
 from . import __version__
 from .document import walk_schemas
 from .errors import CodegenError
-from .format import format_files
+from .format import format_files, format_source
 from .models import ModelInfo, index_models, model_options, prune_unused_imports, strip_generator_header
 from .pins import PinTable, package_name
 from .render import _environment, _optional, _plain, docstring, string_literal
@@ -33,6 +36,8 @@ TYPING_NAMES = frozenset({"Any", "Literal", "Optional", "Union"})
 OLD_CONTENT_REVISIONS = frozenset({"2024-11-05", "2025-03-26"})
 #: Below this many tools, models are emitted in this process (a pool costs more than it saves).
 POOL_THRESHOLD = 40
+#: The first line of a ``Tools`` method rendered on its own (``tools_method.py.j2``).
+METHOD_WRAPPER = "class Tools:\n"
 
 
 @dataclass(frozen=True)
@@ -106,18 +111,21 @@ def _split_imports(code: str) -> tuple[str, tuple[tuple[str, tuple[str, ...]], .
 
 
 def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None = None) -> tuple[dict[str, str], list[str]]:
-    """The file map of a tools package and the warnings met on the way."""
+    """The file map of a tools package and the warnings met on the way.
+
+    Each tool's module is built (models, template, black) on its own, in a process pool
+    when there are many tools and cores; the package init and ``_support`` come last."""
     revision = _result_revision(toolset.revision, pins)
-    tools = list(toolset.tools)
-    workers = workers or min(2, os.cpu_count() or 1)
-    if len(tools) >= POOL_THRESHOLD and workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            emitted = list(pool.map(emit_tool_models, tools, chunksize=16))
-    else:
-        emitted = [emit_tool_models(tool) for tool in tools]
     environment = _environment()
     header = environment.get_template("tools_header.j2").render(toolset=toolset)
-    views = [_tool_view(tool, models) for tool, models in zip(tools, emitted, strict=True)]
+    jobs = [(tool, header) for tool in toolset.tools]
+    workers = workers or min(8, os.cpu_count() or 1)
+    if len(jobs) >= POOL_THRESHOLD and workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            built = list(pool.map(build_tool_module, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+    else:
+        built = [build_tool_module(job) for job in jobs]
+    views = [view for view, _ in built]
     common = {
         "header": header,
         "toolset": toolset,
@@ -128,14 +136,32 @@ def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None
     files = {"__init__.py": environment.get_template("tools_init.py.j2").render(
         tools=views, imports=_init_imports(views), **common)}
     files["_support.py"] = environment.get_template("tools_support.py.j2").render(**common)
-    module_template = environment.get_template("tools_module.py.j2")
-    for view in views:
-        files[f"{view['module']}.py"] = module_template.render(tool=view, **common)
     files = format_files(files)
+    # each method was formatted on its own (in the pool): black would put each one after
+    # exactly one blank line in the class, which is how they are joined
+    files["__init__.py"] += "".join("\n" + view["method"] for view in views)
+    files.update((f"{view['module']}.py", text) for view, text in built)
     files["tools.json"] = toolset.text
     files["py.typed"] = ""
-    warnings_met = [models.warning for models in emitted if models.warning]
+    warnings_met = [view["warning"] for view in views if view["warning"]]
     return dict(sorted(files.items())), warnings_met
+
+
+@functools.cache
+def _template(name: str) -> jinja2.Template:
+    """A per-tool template, compiled once per process."""
+    return _environment().get_template(name)
+
+
+def build_tool_module(job: tuple[Tool, str]) -> tuple[dict[str, Any], str]:
+    """One tool's formatted module and the view data the package init needs of it."""
+    tool, header = job
+    view = _tool_view(tool, emit_tool_models(tool))
+    text = _template("tools_module.py.j2").render(tool=view, header=header)
+    view["code"] = ""  # only the module needs it
+    method = format_source("__init__.py", _template("tools_method.py.j2").render(tool=view))
+    view["method"] = method.removeprefix(METHOD_WRAPPER)
+    return view, format_source(f"{tool.module}.py", text)
 
 
 def _result_revision(revision: str | None, pins: PinTable) -> str:
