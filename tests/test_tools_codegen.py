@@ -27,6 +27,7 @@ from conftest import REPO_ROOT, read_port, stop_process
 
 import mcp_generated.v2025_06_18 as v2025_06_18
 from typedmcp import connect_http, connect_stdio
+from typedmcp.host import Host, ServerUnavailable
 from typedmcp_codegen.cli import main
 from typedmcp_codegen.format import format_source
 from typedmcp_codegen.pins import load_pins
@@ -164,6 +165,7 @@ from typing import assert_type
 
 import mcp_generated.v2025_06_18 as v2025_06_18
 from typedmcp import connect_http, connect_stdio
+from typedmcp.host import Host, ServerUnavailable
 from rw_tools import CallToolResult, Tools, search
 
 
@@ -179,6 +181,8 @@ async def main() -> None:
         await tools.get_sum(values=[1, 2])
         await tools.weird({"x": 1})
         await search.search(client, from_=day, type_="issue")
+    async with Host({"s": {"command": "server"}}) as host:
+        assert_type(await Tools(host, "s").ping(), CallToolResult)
 '''
 
 MUST_FAIL = '''\
@@ -296,6 +300,20 @@ async def test_url_snapshot_over_streamable_http_matches_stdio_and_calls_work(
     code, _, err = run_cli("tools", "--out", str(tmp_path / "x_tools"), "--url", sdk_http_url,
                            "--header", "no colon")
     assert code == 2 and "expected 'Name: value'" in err
+
+
+async def test_tools_over_a_host_server(sdk_tools: tuple[Path, ModuleType]) -> None:
+    """``Tools(host, "sdk")``: calls go to that server of an ``mcp-host`` Host."""
+    _, package = sdk_tools
+    config = {"sdk": {"command": SDK_PEER[0], "args": SDK_PEER[1:], "protocol": SDK_REVISION}}
+    async with Host(config) as host:
+        tools = package.Tools(host, "sdk")
+        weather = await tools.structured(city="Tromsø")
+        assert (weather.city, weather.celsius) == ("Tromsø", 21.5)
+        with pytest.raises(package.ToolCallError):
+            await tools.fail()
+        with pytest.raises(ServerUnavailable):
+            await package.Tools(host, "nonesuch").text()
 
 
 def test_check_is_clean_against_the_same_server(sdk_tools: tuple[Path, ModuleType]) -> None:

@@ -260,7 +260,7 @@ def _names(annotations: list[str]) -> set[str]:
 
 def _init_imports(views: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     """What the package init imports for the argument annotations of every tool."""
-    found: dict[str, set[str]] = {"typing": {"Final"}}
+    found: dict[str, set[str]] = {"typing": {"Final", "overload"}}
     for view in views:
         for module, names in view["init_imports"].items():
             found.setdefault(module, set()).update(names)
