@@ -151,8 +151,8 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"transports"}),
     frozenset({"state"}),
     frozenset({"auth"}),
-    frozenset({"connecting", "serving", "tool_snapshot", ""}),
-    frozenset({"host"}),
+    frozenset({"connecting", "serving", ""}),
+    frozenset({"host", "tool_snapshot"}),
 )
 #: The generator and what only it needs: the runtime's distribution has none of them.
 GENERATOR_ONLY = frozenset({"typedmcp_codegen", "jinja2", "black", "datamodel_code_generator", "click"})

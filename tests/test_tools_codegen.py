@@ -302,6 +302,22 @@ async def test_url_snapshot_over_streamable_http_matches_stdio_and_calls_work(
     assert code == 2 and "expected 'Name: value'" in err
 
 
+def test_config_entry_is_read_as_mcp_host_reads_it(sdk_tools: tuple[Path, ModuleType], tmp_path: Path) -> None:
+    root, _ = sdk_tools
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "sdk": {"command": SDK_PEER[0], "args": SDK_PEER[1:], "protocol": SDK_REVISION},
+    }}))
+    code, _, err = run_cli("tools", "--out", str(tmp_path / "cfg_tools"), "--config", str(config),
+                           "--server", "sdk")
+    assert code == 0, err
+    from_config = json.loads((tmp_path / "cfg_tools" / "tools.json").read_text())
+    assert from_config == json.loads((root / "sdk_tools" / "tools.json").read_text())
+    code, _, err = run_cli("tools", "--out", str(tmp_path / "cfg_tools"), "--config", str(config),
+                           "--server", "nonesuch")
+    assert code == 2 and "has no server 'nonesuch' (it has: sdk)" in err
+
+
 async def test_tools_over_a_host_server(sdk_tools: tuple[Path, ModuleType]) -> None:
     """``Tools(host, "sdk")``: calls go to that server of an ``mcp-host`` Host."""
     _, package = sdk_tools

@@ -160,14 +160,20 @@ def diff_command(old: str, new: str, as_json: bool, schema_dir: Path | None, off
 @click.option("--check", is_flag=True,
               help="Write nothing; exit 1 with a report when --out differs from the source "
               "(no source: its own tools.json).")
+@click.option("--config", type=click.Path(path_type=Path),
+              help="An mcpServers config file (as mcp-host reads it); with --server.")
+@click.option("--server", help="The server's name in --config.")
 @click.option("--protocol", metavar="REVISION",
               help="Offer only this revision to the live server (default: negotiate).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARG...]]")
 def tools_command(out: Path, manifest: Path | None, url: str | None, headers: tuple[str, ...],
-                  check: bool, protocol: str | None, command: tuple[str, ...]) -> None:
+                  check: bool, config: Path | None, server: str | None, protocol: str | None,
+                  command: tuple[str, ...]) -> None:
     """A typed, vendorable package for one server's own tools (one module per tool):
-    mcp-codegen tools --out DIR (--manifest tools.json | --url URL | -- COMMAND [ARG...])."""
-    finish(lambda: run_tools(out, manifest, url, list(headers), check, list(command), protocol))
+    mcp-codegen tools --out DIR (--manifest tools.json | --url URL | --config FILE --server
+    NAME | -- COMMAND [ARG...])."""
+    finish(lambda: run_tools(out, manifest, url, list(headers), check, list(command), protocol,
+                           config, server))
 
 
 def run(

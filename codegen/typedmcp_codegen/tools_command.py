@@ -31,24 +31,29 @@ SNAPSHOT_TIMEOUT = 120.0
 
 
 def run_tools(out: Path, manifest_path: Path | None, url: str | None, headers: list[str],
-              check: bool, command: list[str], protocol: str | None = None) -> int:
+              check: bool, command: list[str], protocol: str | None = None,
+              config: Path | None = None, server: str | None = None) -> int:
     """The command's logic; returns the exit code, raises CodegenError on bad input."""
     if not out.name.isidentifier() or keyword.iskeyword(out.name):
         raise CodegenError(
             f"--out {out}: the folder's name {out.name!r} must be a Python package name",
             "name the folder like a module: letters, digits and _ (e.g. weather_tools)",
         )
-    sources = [given for given in (manifest_path, url, command or None) if given]
+    if (config is None) != (server is None):
+        raise CodegenError("--config FILE and --server NAME go together",
+                           "e.g. mcp-codegen tools --out DIR --config mcp.json --server weather")
+    sources = [given for given in (manifest_path, url, command or None, config) if given]
     if len(sources) > 1:
-        raise CodegenError("give one source: --manifest, --url or -- COMMAND",
+        raise CodegenError("give one source: --manifest, --url, --config/--server or -- COMMAND",
                            "e.g. mcp-codegen tools --out weather_tools -- python server.py")
     if headers and not url:
         raise CodegenError("--header needs --url", "add --url URL, or drop --header")
     vendored = out / MANIFEST_FILE
     if manifest_path is not None:
         manifest = load_manifest(manifest_path)
-    elif url or command:
-        manifest = live_snapshot(url, headers, command, protocol)
+    elif url or command or config:
+        entry = (str(config), str(server)) if config is not None and server is not None else None
+        manifest = live_snapshot(url, headers, command, protocol, entry)
     elif check and vendored.is_file():
         manifest = load_manifest(vendored)
     else:
@@ -85,11 +90,19 @@ def _check(files: dict[str, str], out: Path, manifest: dict[str, Any]) -> int:
 
 
 def live_snapshot(url: str | None, headers: list[str], command: list[str],
-                  protocol: str | None = None) -> dict[str, Any]:
-    """List a live server's tools with the runtime, in a child process."""
+                  protocol: str | None = None, entry: tuple[str, str] | None = None) -> dict[str, Any]:
+    """List a live server's tools with the runtime, in a child process (``entry``: an
+    ``mcpServers`` config file and the server's name in it)."""
     arguments = ["--protocol", protocol] if protocol else []
-    arguments += ["--url", url, *[part for h in headers for part in ("--header", h)]] if url else ["--", *command]
-    what = url or " ".join(command)
+    if entry is not None:
+        arguments += ["--config", entry[0], "--server", entry[1]]
+        what = f"server {entry[1]} of {entry[0]}"
+    elif url:
+        arguments += ["--url", url, *[part for h in headers for part in ("--header", h)]]
+        what = url
+    else:
+        arguments += ["--", *command]
+        what = " ".join(command)
     try:
         ran = subprocess.run([sys.executable, "-m", SNAPSHOT_MODULE, *arguments], capture_output=True,
                              text=True, timeout=SNAPSHOT_TIMEOUT, check=False)
