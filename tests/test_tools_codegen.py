@@ -13,7 +13,9 @@ import ast
 import hashlib
 import importlib
 import json
+import os
 import re
+from datetime import date
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -88,7 +90,7 @@ def test_the_package_has_one_module_per_tool_and_stamps_the_snapshot(realworld: 
     package = root / "rw_tools"
     suffix = hashlib.sha256(b"get-sum").hexdigest()[:8]
     assert sorted(p.name for p in package.iterdir()) == sorted([
-        "__init__.py", "_support.py", "py.typed", "tools.json", f"get_sum_{suffix}.py",
+        "__init__.py", "_support.py", "contract.py", "py.typed", "tools.json", f"get_sum_{suffix}.py",
         "get_sum.py", "noop.py", "ping.py", "search.py", "tree.py", "weird.py", "broken_items.py",
     ])
     sha = hashlib.sha256((package / "tools.json").read_bytes()).hexdigest()
@@ -188,7 +190,15 @@ async def main() -> None:
 MUST_FAIL = '''\
 from datetime import date
 
-from rw_tools import Tools
+from mcp_generated.v2025_06_18.server import ClientPeer
+from typedmcp import RequestContext
+from rw_tools import Tools, ping
+from rw_tools.contract import ToolsContract
+
+
+class Wrong(ToolsContract):
+    async def tool_ping(self, params: ping.Params, ctx: RequestContext[ClientPeer]) -> str:  # error: override
+        return "not a CallToolResult"
 
 
 async def main(tools: Tools, day: date) -> None:
@@ -205,6 +215,8 @@ def test_generated_package_and_user_code_under_mypy_strict(realworld: tuple[Path
     root, _ = realworld
     (root / "must_pass.py").write_text(MUST_PASS)
     (root / "must_fail.py").write_text(MUST_FAIL)
+    suffix = hashlib.sha256(b"get-sum").hexdigest()[:8]
+    (root / "contract_server.py").write_text(CONTRACT_SERVER.format(suffix=suffix))
     config = root / "mypy.ini"
     config.write_text(
         "[mypy]\nstrict = True\n"
@@ -213,7 +225,7 @@ def test_generated_package_and_user_code_under_mypy_strict(realworld: tuple[Path
     )
     ran = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(config), "--no-error-summary",
-         "--cache-dir", str(root / ".mypy_cache"), "rw_tools", "must_pass.py", "must_fail.py"],
+         "--cache-dir", str(root / ".mypy_cache"), "rw_tools", "must_pass.py", "must_fail.py", "contract_server.py"],
         cwd=root, capture_output=True, text=True, timeout=600,
     )
     assert ran.stderr == "" and ran.returncode in (0, 1), ran.stderr
@@ -371,6 +383,80 @@ def test_drift_report_speaks_of_tools_and_marks_what_breaks_a_caller() -> None:
     assert ("get-sum", "argument made optional", "b", False) in seen
     assert len(seen) == 8, sorted(seen)
     assert diff_tools(analyse_tools(manifest()), analyse_tools(manifest())).changes == ()
+
+
+CONTRACT_SERVER = '''\
+"""The realworld contract, implemented: served over stdio by the runtime."""
+from typing import Any
+
+from typedmcp import RequestContext, run_stdio
+from mcp_generated.v2025_06_18 import models
+from mcp_generated.v2025_06_18.server import ClientPeer
+from rw_tools import broken_items, get_sum, get_sum_{suffix} as get_dash_sum, noop, ping, search, tree
+from rw_tools.contract import ToolsContract
+
+Ctx = RequestContext[ClientPeer]
+
+
+def text(value: str) -> models.CallToolResult:
+    return models.CallToolResult(content=[models.TextContent(type="text", text=value)])
+
+
+class Served(ToolsContract):
+    async def tool_broken_items(self, params: dict[str, Any], ctx: Ctx) -> models.CallToolResult:
+        return text("broken")
+
+    async def tool_get_sum_{suffix}(self, params: get_dash_sum.Params, ctx: Ctx) -> get_dash_sum.Result:
+        return get_dash_sum.Result(sum_=params.a + params.b)
+
+    async def tool_get_sum(self, params: get_sum.Params, ctx: Ctx) -> models.CallToolResult:
+        return text(str(sum(params.values or [])))
+
+    async def tool_noop(self, params: noop.Params, ctx: Ctx) -> models.CallToolResult:
+        return text("")
+
+    async def tool_ping(self, params: ping.Params, ctx: Ctx) -> models.CallToolResult:
+        return text("pong")
+
+    async def tool_search(self, params: search.Params, ctx: Ctx) -> search.Result:
+        place = params.where
+        hit = search.Hit(id_=params.id_ or 0, title=f"{{params.type_}} at {{place.lat if place else '-'}}")
+        return search.Result(hits=[hit])
+
+    async def tool_tree(self, params: tree.Params, ctx: Ctx) -> models.CallToolResult:
+        return text(str(len(params.children or [])))
+
+    async def tool_weird(self, params: dict[str, Any], ctx: Ctx) -> models.CallToolResult:
+        return text(str(sorted(params)))
+
+
+if __name__ == "__main__":
+    run_stdio(Served(), server_info={{"name": "realworld", "version": "1.0.0"}})
+'''
+
+
+async def test_contract_first_server_serves_the_snapshot_and_is_called_typed(realworld: tuple[Path, str]) -> None:
+    root, _ = realworld
+    suffix = hashlib.sha256(b"get-sum").hexdigest()[:8]
+    script = root / "contract_server.py"
+    script.write_text(CONTRACT_SERVER.format(suffix=suffix))
+    package = importlib.import_module("rw_tools")
+    search = importlib.import_module("rw_tools.search")
+    contract = importlib.import_module("rw_tools.contract")
+    with pytest.raises(TypeError, match="abstract"):
+        type("Half", (contract.ToolsContract,), {})()  # every tool must be implemented
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *sys.path])}
+    async with connect_stdio([sys.executable, str(script)], env=env, protocol=v2025_06_18) as client:
+        listed = await client.list_tools()
+        served = [tool.model_dump(mode="json", by_alias=True, exclude_unset=True) for tool in listed.tools]
+        assert served == json.loads((root / "rw_tools" / "tools.json").read_text())["tools"]
+        tools = package.Tools(client)
+        assert (await getattr(tools, f"get_sum_{suffix}")(a=2, b=3.5)).sum_ == 5.5  # a builtin: aliased
+        found = await tools.search(from_=date(2026, 1, 2), type_="pull", id_=4,
+                                   where=search.Place(lat=1.5, lon=2))
+        assert [(hit.id_, hit.title) for hit in found.hits] == [(4, "pull at 1.5")]
+        assert (await tools.ping()).content[0].text == "pong"
+        assert (await tools.weird({"b": 1, "a": 2})).content[0].text == "['a', 'b']"
 
 
 def test_check_exits_1_with_a_report_when_the_source_moved(realworld: tuple[Path, str], tmp_path: Path) -> None:

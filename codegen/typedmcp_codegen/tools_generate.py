@@ -34,6 +34,11 @@ from .toolset import PARAMS, RESULT, Tool, ToolSet, reserved_aliases, tool_docum
 TYPING_NAMES = frozenset({"Any", "Literal", "Optional", "Union"})
 #: Revisions whose ``CallToolResult.content`` items are ``CallToolResultContent``.
 OLD_CONTENT_REVISIONS = frozenset({"2024-11-05", "2025-03-26"})
+#: ``ServerHandlers.list_tools``'s params type per revision (the default: 2025-11-25's).
+LIST_TOOLS_PARAMS = {
+    "2025-06-18": "models.ListToolsRequestParams | None",
+    "2026-07-28": "models.PaginatedRequestParams",
+}
 #: Below this many tools, models are emitted in this process (a pool costs more than it saves).
 POOL_THRESHOLD = 40
 #: The first line of a ``Tools`` method rendered on its own (``tools_method.py.j2``).
@@ -136,6 +141,11 @@ def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None
     files = {"__init__.py": environment.get_template("tools_init.py.j2").render(
         tools=views, imports=_init_imports(views), **common)}
     files["_support.py"] = environment.get_template("tools_support.py.j2").render(**common)
+    if revision not in OLD_CONTENT_REVISIONS:  # structuredContent exists from 2025-06-18
+        files["contract.py"] = environment.get_template("tools_contract.py.j2").render(
+            tools=views, server_package=f"mcp_generated.{package_name(revision)}",
+            list_params=LIST_TOOLS_PARAMS.get(revision, "models.PaginatedRequestParams | None"),
+            **common)
     files = format_files(files)
     # each method was formatted on its own (in the pool): black would put each one after
     # exactly one blank line in the class, which is how they are joined

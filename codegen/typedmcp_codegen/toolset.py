@@ -36,7 +36,7 @@ RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset
     name for name in dir(builtins) if not name.startswith("_")
 ) | frozenset({"self", "cls"})
 #: Module names the package itself uses.
-PACKAGE_MODULES = frozenset({"_support"})
+PACKAGE_MODULES = frozenset({"_support", "contract"})
 PARAMS, RESULT = "Params", "Result"
 REF_PREFIXES = ("#/$defs/", "#/definitions/")
 
