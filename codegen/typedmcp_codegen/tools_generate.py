@@ -43,6 +43,8 @@ LIST_TOOLS_PARAMS = {
 POOL_THRESHOLD = 40
 #: The first line of a ``Tools`` method rendered on its own (``tools_method.py.j2``).
 METHOD_WRAPPER = "class Tools:\n"
+#: The same for an abstract method of ``contract.py`` (``tools_contract_method.py.j2``).
+CONTRACT_WRAPPER = "class ToolsContract:\n"
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,8 @@ def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None
     # each method was formatted on its own (in the pool): black would put each one after
     # exactly one blank line in the class, which is how they are joined
     files["__init__.py"] += "".join("\n" + view["method"] for view in views)
+    if "contract.py" in files:
+        files["contract.py"] += "".join("\n" + view["abstract"] for view in views)
     files.update((f"{view['module']}.py", text) for view, text in built)
     files["tools.json"] = toolset.text
     files["py.typed"] = ""
@@ -171,6 +175,8 @@ def build_tool_module(job: tuple[Tool, str]) -> tuple[dict[str, Any], str]:
     view["code"] = ""  # only the module needs it
     method = format_source("__init__.py", _template("tools_method.py.j2").render(tool=view))
     view["method"] = method.removeprefix(METHOD_WRAPPER)
+    abstract = format_source("contract.py", _template("tools_contract_method.py.j2").render(tool=view))
+    view["abstract"] = abstract.removeprefix(CONTRACT_WRAPPER)
     return view, format_source(f"{tool.module}.py", text)
 
 
