@@ -25,13 +25,14 @@ PIPELINE_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "names"}),
     frozenset({"pins", "document"}),
     frozenset({"load"}),
-    frozenset({"analyse"}),
+    frozenset({"analyse", "toolset"}),
     frozenset({"rewrite"}),
     frozenset({"models"}),
     frozenset({"render"}),
     frozenset({"format"}),
     frozenset({"output"}),
-    frozenset({"generate", "diff"}),
+    frozenset({"generate", "diff", "tools_generate", "tools_diff"}),
+    frozenset({"tools_command"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
 )
@@ -152,7 +153,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"auth"}),
     frozenset({"app"}),
     frozenset({"connecting", "serving", ""}),
-    frozenset({"host"}),
+    frozenset({"host", "tool_snapshot"}),
 )
 #: The generator and what only it needs: the runtime's distribution has none of them.
 GENERATOR_ONLY = frozenset({"typedmcp_codegen", "jinja2", "black", "datamodel_code_generator", "click"})

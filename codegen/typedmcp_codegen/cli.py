@@ -25,6 +25,7 @@ from .generate import generate_package, generate_revisions, generate_root
 from .load import DEBUG_ENV, SchemaSource, load_schema, shipped_schema_path, unknown_environment
 from .output import check_tree, write_tree
 from .pins import PinTable, load_pins, package_name
+from .tools_command import run_tools
 
 DEFAULT_ROOT = Path("generated") / "mcp_generated"
 NO_VALUE = "\0"
@@ -148,6 +149,33 @@ def diff_command(old: str, new: str, as_json: bool, schema_dir: Path | None, off
         return EXIT_BREAKING if report.breaking else 0
 
     finish(work)
+
+
+@main.command("tools", context_settings=CONTEXT)
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="The package folder (its name is the package's import name).")
+@click.option("--manifest", type=click.Path(path_type=Path),
+              help="A saved snapshot (tools.json) or tools/list result; no server needed.")
+@click.option("--url", help="A Streamable HTTP server (falls back to HTTP+SSE).")
+@click.option("--header", "headers", multiple=True, metavar="'K: V'",
+              help="An HTTP header for --url (repeatable).")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 with a report when --out differs from the source "
+              "(no source: its own tools.json).")
+@click.option("--config", type=click.Path(path_type=Path),
+              help="An mcpServers config file (as mcp-host reads it); with --server.")
+@click.option("--server", help="The server's name in --config.")
+@click.option("--protocol", metavar="REVISION",
+              help="Offer only this revision to the live server (default: negotiate).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARG...]]")
+def tools_command(out: Path, manifest: Path | None, url: str | None, headers: tuple[str, ...],
+                  check: bool, config: Path | None, server: str | None, protocol: str | None,
+                  command: tuple[str, ...]) -> None:
+    """A typed, vendorable package for one server's own tools (one module per tool):
+    mcp-codegen tools --out DIR (--manifest tools.json | --url URL | --config FILE --server
+    NAME | -- COMMAND [ARG...])."""
+    finish(lambda: run_tools(out, manifest, url, list(headers), check, list(command), protocol,
+                           config, server))
 
 
 def run(

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from typing import Protocol as TypingProtocol
 
 from .analyse import Direction, Notification, Protocol, Request, analyse
 from .document import HANDSHAKE_MESSAGES, definitions, ref_name
@@ -412,6 +413,14 @@ class FieldView:
     node: Any = field(compare=False, repr=False)
 
 
+class Schemas(TypingProtocol):
+    """What comparing schemas needs of a side: its definitions by name (a :class:`Side`, or
+    one tool's schemas in ``mcp-codegen tools --check``)."""
+
+    @property
+    def defs(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Comparison:
     """What one comparison reports: where, with which words, and whose code breaks how.
@@ -419,8 +428,8 @@ class Comparison:
     ``readers`` break when something they read goes away or changes; ``writers`` when more
     is demanded of them (a new required field)."""
 
-    old: Side
-    new: Side
+    old: Schemas
+    new: Schemas
     section: str
     subject: str
     noun: str
@@ -440,7 +449,7 @@ def _deref(defs: dict[str, Any], node: Any) -> Any:
     return node
 
 
-def _fields(side: Side, node: Any) -> dict[str, FieldView]:
+def _fields(side: Schemas, node: Any) -> dict[str, FieldView]:
     """The properties of an object schema (``allOf`` parts merged), by wire name."""
     node = _deref(side.defs, node)
     if not isinstance(node, dict):
@@ -458,7 +467,7 @@ def _fields(side: Side, node: Any) -> dict[str, FieldView]:
     }
 
 
-def _is_object(side: Side, node: Any) -> bool:
+def _is_object(side: Schemas, node: Any) -> bool:
     node = _deref(side.defs, node)
     return isinstance(node, dict) and ("properties" in node or "allOf" in node)
 
@@ -573,7 +582,7 @@ def _compare_nodes(
         )
 
 
-def _items(side: Side, node: Any) -> Any:
+def _items(side: Schemas, node: Any) -> Any:
     node = _deref(side.defs, node)
     if isinstance(node, dict) and node.get("type") == "array" and "items" in node:
         return node["items"]

@@ -50,15 +50,7 @@ class ModelInfo:
 def emit_models(document: dict[str, Any]) -> dict[str, str]:
     """Generate the model modules (``{module name: source}``, unformatted) of one schema."""
     from datamodel_code_generator import generate
-    from datamodel_code_generator.enums import (
-        DataModelType,
-        InputFileType,
-        ModuleSplitMode,
-        NamingStrategy,
-        StrictTypes,
-    )
-    from datamodel_code_generator.format import PythonVersion
-    from datamodel_code_generator.parser import LiteralType
+    from datamodel_code_generator.enums import ModuleSplitMode
 
     rewritten = rewrite_for_models(document)
     try:
@@ -66,35 +58,7 @@ def emit_models(document: dict[str, Any]) -> dict[str, str]:
             warnings.simplefilter("ignore")
             code = generate(
                 json.dumps(rewritten),
-                input_file_type=InputFileType.JsonSchema,
-                output_model_type=DataModelType.PydanticV2BaseModel,
-                target_python_version=PythonVersion.PY_310,
-                base_class=MODEL_BASE_CLASS,
-                use_union_operator=True,
-                use_standard_collections=True,
-                use_annotated=True,
-                field_constraints=True,
-                strict_nullable=True,  # a field with a default is not nullable (resultType)
-                enum_field_as_literal=LiteralType.All,
-                use_type_alias=True,
-                collapse_root_models=False,
-                # a constant field defaults to its value (the base class keeps it required
-                # when parsing and always sends it)
-                use_one_literal_as_default=True,
-                field_extra_keys={NULLABLE_MARK},
-                snake_case_field=True,
-                aliases=field_aliases(rewritten),
-                naming_strategy=NamingStrategy.FullPath,
-                skip_root_model=True,
-                keep_model_order=True,
-                disable_future_imports=True,
-                use_schema_description=True,
-                use_field_description=True,
-                use_double_quotes=True,
-                disable_timestamp=True,
-                formatters=[],
-                type_mappings=["string+byte=string", "string+uri=string"],
-                strict_types=[StrictTypes.int, StrictTypes.float, StrictTypes.bool],
+                **model_options(field_aliases(rewritten)),
                 module_split_mode=ModuleSplitMode.Single,
             )
     except CodegenError:
@@ -118,6 +82,51 @@ def emit_models(document: dict[str, Any]) -> dict[str, str]:
                 strip_generator_header(source)
             )
     return dict(sorted(modules.items()))
+
+
+def model_options(aliases: dict[str, str]) -> dict[str, Any]:
+    """datamodel-code-generator's options for every model this generator emits (the
+    protocol packages and ``mcp-codegen tools``), with the given flat field-alias map."""
+    from datamodel_code_generator.enums import (
+        DataModelType,
+        InputFileType,
+        NamingStrategy,
+        StrictTypes,
+    )
+    from datamodel_code_generator.format import PythonVersion
+    from datamodel_code_generator.parser import LiteralType
+
+    return {
+        "input_file_type": InputFileType.JsonSchema,
+        "output_model_type": DataModelType.PydanticV2BaseModel,
+        "target_python_version": PythonVersion.PY_310,
+        "base_class": MODEL_BASE_CLASS,
+        "use_union_operator": True,
+        "use_standard_collections": True,
+        "use_annotated": True,
+        "field_constraints": True,
+        "strict_nullable": True,  # a field with a default is not nullable (resultType)
+        "enum_field_as_literal": LiteralType.All,
+        "use_type_alias": True,
+        "collapse_root_models": False,
+        # a constant field defaults to its value (the base class keeps it required when
+        # parsing and always sends it)
+        "use_one_literal_as_default": True,
+        "field_extra_keys": {NULLABLE_MARK},
+        "snake_case_field": True,
+        "aliases": aliases,
+        "naming_strategy": NamingStrategy.FullPath,
+        "skip_root_model": True,
+        "keep_model_order": True,
+        "disable_future_imports": True,
+        "use_schema_description": True,
+        "use_field_description": True,
+        "use_double_quotes": True,
+        "disable_timestamp": True,
+        "formatters": [],
+        "type_mappings": ["string+byte=string", "string+uri=string"],
+        "strict_types": [StrictTypes.int, StrictTypes.float, StrictTypes.bool],
+    }
 
 
 def field_aliases(document: dict[str, Any]) -> dict[str, str]:
