@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     # handlers and clients
     "ChangeFeed": "protocol.feed",
     "ProtocolViolation": "protocol.client",
+    "NegotiationTimeout": "protocol.probing",
     "RequestContext": "protocol.stubs",
     "ToolError": "protocol.stubs",
     "ToolOutputError": "protocol.client",
@@ -91,6 +92,7 @@ __all__ = [
     "HttpTimeouts",
     "MemoryEventStore",
     "MemoryUsedStates",
+    "NegotiationTimeout",
     "NotAnMcpReply",
     "OAuthProvider",
     "ProtocolViolation",
@@ -159,6 +161,7 @@ if TYPE_CHECKING:
         RpcError,
     )
     from .protocol.client import ProtocolViolation, ToolOutputError
+    from .protocol.probing import NegotiationTimeout
     from .protocol.errors import AuthRequired, HttpError
     from .protocol.feed import ChangeFeed
     from .protocol.packages import VersionError

@@ -58,7 +58,9 @@ from .meta import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .negotiation import AUTO, ERA_MEMORY, HANDSHAKE, STATELESS, ProtocolChoice, choose_packages
+from . import probing
 from .packages import ProtocolPackage, VersionError, own_package
+from .probing import NegotiationTimeout, probe_on_pipe
 from .results import holds_models, plain, to_wire, validate_any_result
 from .session import CommonBuiltins, Session
 from .stubs import Outbound
@@ -97,6 +99,9 @@ class ClientSession(Session):
     #: The transport the session runs over: "streamable-http" (connect_http), "sse" (the
     #: deprecated HTTP+SSE: connect_sse, or connect_http's fallback); None for the others.
     transport_kind: str | None = None
+    #: One ordered pipe to the server (stdio): a second negotiation sent behind an unanswered
+    #: probe would reach the server after it, so the probe is waited for (connect_process).
+    pipe: bool = False
 
     def __init__(
         self,
@@ -108,7 +113,8 @@ class ClientSession(Session):
         request_timeout: float | None = None,
         validate_tool_output: bool = True,
         log_level: str | None = None,
-        probe_timeout: float = 10.0,
+        probe_timeout: float | None = None,
+        connect_timeout: float | None = 60.0,
         max_input_rounds: int = 10,
         listen_for_changes: bool = True,
         remember_era: bool = True,
@@ -142,7 +148,11 @@ class ClientSession(Session):
         self.era: str | None = None
         self.discovery: Any = None  # the typed server/discover result (stateless era)
         self.request_log_level = log_level
-        self.probe_timeout = probe_timeout
+        # probe_timeout: how long an unanswered server/discover probe makes the client fall
+        # back to initialize (HTTP); on a pipe (stdio) only a notice, the probe waits on up
+        # to connect_timeout (None: no limit): a second negotiation is never sent behind it
+        self.probe_timeout = probing.PROBE_TIMEOUT if probe_timeout is None else probe_timeout
+        self.connect_timeout = connect_timeout
         self.max_input_rounds = max_input_rounds
         self.listen_for_changes = listen_for_changes
         self.remember_era = remember_era
@@ -260,7 +270,7 @@ class ClientSession(Session):
             self._enter_stateless(package)
             spec = package.dispatch.REQUESTS[DISCOVER]
             try:
-                raw = await self._request(spec, {}, self.probe_timeout)
+                raw = await (probe_on_pipe(self, spec) if self.pipe else self._request(spec, {}, self.probe_timeout))
             except RpcError as error:
                 supported = _supported(error)
                 common = [v for v in ours if v in supported]
@@ -275,6 +285,8 @@ class ClientSession(Session):
                 if error.code in MODERN_ERRORS and not supported:
                     raise  # a stateless-era server refused the probe itself
                 raise _NotModern(f"error {error.code}: {error.message}") from None
+            except NegotiationTimeout:
+                raise  # (on a pipe: no fallback behind the unanswered probe)
             except asyncio.TimeoutError:
                 raise _NotModern("no answer") from None
             except AuthRequired:
