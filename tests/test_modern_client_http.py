@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from typedmcp.connecting import connect_http, connect_stdio
-from typedmcp.protocol.client import ProtocolViolation
+from typedmcp.protocol.results import ProtocolViolation
 from typedmcp.protocol.packages import VersionError
 from typedmcp.transports.http_headers import (
     InvalidHeaderAnnotation,

@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "RequestOrigin": "protocol.origin",
     "request_origin": "protocol.origin",
     "UnknownOptionError": "protocol.options",
+    "NegotiationTimeout": "protocol.probing",
     "RequestContext": "protocol.stubs",
     "RequestOptions": "protocol.deadlines",
     "ToolError": "protocol.stubs",
@@ -105,6 +106,7 @@ __all__ = [
     "McpApp",
     "MemoryEventStore",
     "MemoryUsedStates",
+    "NegotiationTimeout",
     "NotAnMcpReply",
     "OAuthProvider",
     "ProtocolViolation",
@@ -180,6 +182,7 @@ if TYPE_CHECKING:
         RpcError,
     )
     from .protocol.client import ToolOutputError
+    from .protocol.probing import NegotiationTimeout
     from .protocol.errors import AuthRequired, HttpError
     from .protocol.feed import ChangeFeed
     from .protocol.options import UnknownOptionError

@@ -61,7 +61,8 @@ class SessionOptions(TypedDict, total=False):
     request_timeout: float | None
     validate_tool_output: bool
     log_level: str | None
-    probe_timeout: float
+    probe_timeout: float | None
+    connect_timeout: float | None
     max_input_rounds: int
     listen_for_changes: bool
     remember_era: bool
@@ -207,6 +208,7 @@ async def connect_process(transport: ServerProcessTransport, session: ClientSess
     failed write, the end of its stdout first, a request left waiting), is a
     :class:`ConnectionClosed` naming the command, how the process ended (exit code or
     signal) and the last lines of its stderr."""
+    session.pipe = True  # (no second negotiation behind an unanswered probe)
     async with contextlib.AsyncExitStack() as stack:
         try:
             connected = await stack.enter_async_context(connect(transport, session))

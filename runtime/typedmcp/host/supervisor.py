@@ -31,6 +31,7 @@ from ..connecting import connect_http, connect_process
 from ..engine.jsonrpc import ConnectionClosed, RpcError
 from ..protocol.capabilities import has_capability
 from ..protocol.client import ClientSession
+from ..protocol.probing import NegotiationTimeout
 from ..protocol.results import InvalidResult, to_wire
 from ..protocol.tools import ToolSchemas
 from ..transports.stdio import spawn
@@ -44,6 +45,9 @@ STARTING, READY, RESTARTING, FAILED, STOPPED = "starting", "ready", "restarting"
 HEALTHY_AFTER = 10.0
 #: how long a broken stdio connection waits for its process's exit code (for the report)
 EXIT_GRACE = 1.0
+#: A stdio server's negotiation gives up this long before ``startupTimeout`` runs out, so
+#: its own error (naming the command and the time waited) is the one reported.
+NEGOTIATION_MARGIN = 0.05
 MAX_PAGES = 1000
 #: list kind -> (request method, server capability, result field)
 LISTS = {
@@ -246,7 +250,7 @@ class ServerRuntime:
         async with contextlib.AsyncExitStack() as stack:
             try:
                 client, exited = await asyncio.wait_for(
-                    self._open(stack), self.config.startup_timeout
+                    self._open(stack, deadline), self.config.startup_timeout
                 )
                 session = client.session
                 if self.log_level is not None and session.era == "handshake" and has_capability(
@@ -258,6 +262,10 @@ class ServerRuntime:
                     self._list(set(LISTS), force=False, session=session),
                     max(0.1, deadline - loop.time()),
                 )
+            except NegotiationTimeout as error:
+                raise TimeoutError(
+                    f"not ready within startupTimeout={self.config.startup_timeout:g} s: {error}"
+                ) from None
             except asyncio.TimeoutError:
                 raise TimeoutError(
                     f"not ready within startupTimeout={self.config.startup_timeout:g} s"
@@ -326,9 +334,11 @@ class ServerRuntime:
         parent = self.package.__name__.rpartition(".")[0]
         return importlib.import_module(f"{parent}.v{self.config.protocol.replace('-', '_')}")
 
-    async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Awaitable[int] | None]:
-        """Connect (entering the contexts on ``stack``): the client, and for stdio the
-        process's exit to watch."""
+    async def _open(
+        self, stack: contextlib.AsyncExitStack, deadline: float
+    ) -> tuple[Any, Awaitable[int] | None]:
+        """Connect (entering the contexts on ``stack``) by ``deadline`` (loop time): the
+        client, and for stdio the process's exit to watch."""
         config = self.config
         options: dict[str, Any] = {
             "list_changed": ("roots",),
@@ -342,7 +352,9 @@ class ServerRuntime:
             transport = await stack.enter_async_context(
                 spawn(list(config.command), env=env, cwd=config.cwd)
             )
-            session = ClientSession(protocol, handlers, **options)
+            # a slow server's probe is waited for until just before startupTimeout ends
+            remaining = deadline - asyncio.get_running_loop().time() - NEGOTIATION_MARGIN
+            session = ClientSession(protocol, handlers, connect_timeout=max(0.01, remaining), **options)
             session.origin = "stdio:" + shlex.join(config.command)
             client = await stack.enter_async_context(connect_process(transport, session))
             process = transport.process

@@ -1,19 +1,14 @@
 """The client side of a connection: era negotiation, capabilities, both eras' requests.
 
-Two eras are spoken. The handshake era (2024-11-05 ... 2025-11-25) starts with
-``initialize``; the stateless era (2026-07-28) has no handshake: every request carries its
-own ``_meta`` (version, client capabilities, client info), a ``server/discover`` probe finds
-the server's revisions, server->client requests come back inside ``input_required``
-results (answered by the same ``ClientHandlers`` hooks), and notifications outside a
-request arrive on ``subscriptions/listen`` streams.
-
-``protocol="auto"`` (the default) offers every revision generated beside the handlers'
-package: it probes with ``server/discover`` and falls back to ``initialize``; a package or a
-list of packages pins the choice. ``session.protocol_version``, ``session.era`` and
-``session.negotiation`` tell what was chosen. The launchers (``connect_stdio``,
-``connect_http``, ...) are in ``typedmcp.connecting``.
+The handshake era (2024-11-05 ... 2025-11-25) starts with ``initialize``; the stateless era
+(2026-07-28) has none: each request carries its ``_meta`` (version, capabilities, client
+info), ``server/discover`` finds the server's revisions, server->client requests come back
+in ``input_required`` results (answered by the ``ClientHandlers`` hooks), and notifications
+outside a request arrive on ``subscriptions/listen`` streams. ``protocol="auto"`` (the
+default) offers every revision generated beside the handlers' package (probe, then
+``initialize``); a package or a list of them pins it. ``session.protocol_version``, ``.era``
+and ``.negotiation`` tell what was chosen; the launchers are in ``typedmcp.connecting``.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -59,10 +54,10 @@ from .meta import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .negotiation import AUTO, ERA_MEMORY, HANDSHAKE, STATELESS, ProtocolChoice, choose_packages
+from . import probing
 from .packages import ProtocolPackage, VersionError, own_package
-from .results import InvalidResult as InvalidResult
-from .results import ProtocolViolation as ProtocolViolation
-from .results import holds_models, invalid_result, plain, to_wire, validate_any_result
+from .probing import NegotiationTimeout, probe_on_pipe
+from .results import ProtocolViolation, holds_models, invalid_result, plain, to_wire, validate_any_result
 from .session import CommonBuiltins, Session
 from .stubs import Outbound
 from .subscriptions import Subscription
@@ -95,6 +90,9 @@ class ClientSession(Session):
     #: The transport the session runs over: "streamable-http" (connect_http), "sse" (the
     #: deprecated HTTP+SSE: connect_sse, or connect_http's fallback); None for the others.
     transport_kind: str | None = None
+    #: One ordered pipe to the server (stdio): a second negotiation sent behind an unanswered
+    #: probe would reach the server after it, so the probe is waited for (connect_process).
+    pipe: bool = False
 
     def __init__(
         self,
@@ -106,7 +104,8 @@ class ClientSession(Session):
         request_timeout: float | None = None,
         validate_tool_output: bool = True,
         log_level: str | None = None,
-        probe_timeout: float = 10.0,
+        probe_timeout: float | None = None,
+        connect_timeout: float | None = 60.0,
         max_input_rounds: int = 10,
         listen_for_changes: bool = True,
         remember_era: bool = True,
@@ -140,7 +139,11 @@ class ClientSession(Session):
         self.era: str | None = None
         self.discovery: Any = None  # the typed server/discover result (stateless era)
         self.request_log_level = log_level
-        self.probe_timeout = probe_timeout
+        # probe_timeout: how long an unanswered server/discover probe makes the client fall
+        # back to initialize (HTTP); on a pipe (stdio) only a notice, the probe waits on up
+        # to connect_timeout (None: no limit): a second negotiation is never sent behind it
+        self.probe_timeout = probing.PROBE_TIMEOUT if probe_timeout is None else probe_timeout
+        self.connect_timeout = connect_timeout
         self.max_input_rounds = max_input_rounds
         self.listen_for_changes = listen_for_changes
         self.remember_era = remember_era
@@ -258,7 +261,7 @@ class ClientSession(Session):
             self._enter_stateless(package)
             spec = package.dispatch.REQUESTS[DISCOVER]
             try:
-                raw = await self._request(spec, {}, self.probe_timeout)
+                raw = await (probe_on_pipe(self, spec) if self.pipe else self._request(spec, {}, self.probe_timeout))
             except RpcError as error:
                 supported = _supported(error)
                 common = [v for v in ours if v in supported]
@@ -274,6 +277,8 @@ class ClientSession(Session):
                 if error.code in MODERN_ERRORS and not supported:
                     raise  # a stateless-era server refused the probe itself
                 raise _NotModern(f"error {error.code}: {error.message}") from None
+            except NegotiationTimeout:
+                raise  # (on a pipe: no fallback behind the unanswered probe)
             except asyncio.TimeoutError:
                 raise _NotModern("no answer") from None
             except AuthRequired:

@@ -277,7 +277,7 @@ class RedisSessions:
             if local.principal != principal:
                 return unknown
             self._used.add(session_id)
-            local.last_seen = time.monotonic()
+            app.sessions.touch(local)
             return local, 200, ""
         await state.start()
         if self._load_script is None:
@@ -321,7 +321,7 @@ class RedisSessions:
         self._set_home(session, home == self.state.worker)
         self._trusted[session_id] = epoch
         self._used.add(session_id)
-        session.last_seen = time.monotonic()
+        app.sessions.touch(session)
         return session, 200, ""
 
     def _copy(self, session_id: str, record: dict[str, str]) -> HttpSession | None:

@@ -16,7 +16,6 @@ import contextlib
 import ipaddress
 import logging
 import secrets
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,7 +42,7 @@ from .asgi import (
 from .events import EventStore, MemoryEventStore
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
-from .http_shared import HttpSession, SharedSessions, SharedState
+from .http_shared import HttpSession, SessionTable, SharedSessions, SharedState
 from .http_stateless import ModernEndpoint, asks_stateless_era, claims
 from .http_streams import (
     REPLAY_GRACE_SECONDS,
@@ -72,7 +71,10 @@ class HttpApp(Mountable):
     the server holds ``max_sessions``, a new session ends the least recently used idle
     session of anyone, or is refused with 503 when every session is in use. A session is
     idle when no request of it is in flight, no stream of it is open and no handler of it
-    runs; an idle session also ends after ``session_idle_timeout`` seconds.
+    runs; an idle session also ends after ``session_idle_timeout`` seconds without use (its
+    last use: the end of its last request, or the last time making room found it busy). The
+    sessions are kept in order of last use (:class:`~.http_shared.SessionTable`), so making
+    room costs the same however many sessions are live.
 
     ``legacy_sse``: True (or :class:`~.http_sse_server.SsePaths`) also serves the deprecated
     2024-11-05 HTTP+SSE transport (GET ``/sse``, POST ``/messages/``), with the same Origin and
@@ -130,7 +132,8 @@ class HttpApp(Mountable):
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
         self.auth = auth
-        self.sessions: dict[str, HttpSession] = {}
+        # by id, in order of last use: expiry and eviction look at the front only
+        self.sessions = SessionTable()
         self.metadata_path = self.public_metadata_path()  # (in this app: the prefix is above it)
         paths = legacy_sse if isinstance(legacy_sse, SsePaths) else None
         self.legacy_sse = SseEndpoint(self, paths) if legacy_sse else None
@@ -291,7 +294,7 @@ class HttpApp(Mountable):
             )
         if session is None or session.principal != principal:
             return None, 404, "Not Found: unknown or expired session; initialize again"
-        session.last_seen = time.monotonic()
+        self.sessions.touch(session)
         return session, 200, ""
 
     def _check_version(self, session: HttpSession, headers: dict[str, str]) -> str | None:
@@ -328,7 +331,7 @@ class HttpApp(Mountable):
             yield
         finally:
             session.active -= 1
-            session.last_seen = time.monotonic()
+            self.sessions.touch(session)
 
     # -- POST -------------------------------------------------------------------------------
 
@@ -586,7 +589,7 @@ class HttpApp(Mountable):
 
     def _expired(self, session: HttpSession) -> bool:
         """Idle (no request in flight, no open stream, no handler running) for too long."""
-        idle_since = time.monotonic() - session.last_seen
+        idle_since = self.sessions.clock() - session.last_seen
         return idle_since > self.session_idle_timeout and not session.busy()
 
     def owner(self, scope: Scope, principal: Any) -> Any:
@@ -602,24 +605,24 @@ class HttpApp(Mountable):
     def _make_room(self, owner: Any) -> tuple[int, str] | None:
         """Make room for a new session of ``owner``: end expired sessions, then, at a cap,
         the least recently used idle session of ``owner`` (its own cap) or of anyone (the
-        server's). None when there is room; else the status and message of a refusal."""
-        own = []
-        for session in list(self.sessions.values()):
-            if self._expired(session):
-                self._end(session)
-            elif session.owner == owner:
-                own.append(session)
-        while len(own) >= self.max_sessions_per_client:
-            victim = _least_recently_used_idle(own)
+        server's). None when there is room; else the status and message of a refusal.
+
+        The session table keeps the sessions in order of last use, overall and per owner:
+        this looks at the front of those orders (expired sessions, then busy ones on the way
+        to an idle one), so its cost does not grow with the number of live sessions."""
+        sessions = self.sessions
+        for session in sessions.take_expired(self.session_idle_timeout):
+            self._end(session)
+        while (held := sessions.count_of(owner)) >= self.max_sessions_per_client:
+            victim = sessions.least_recently_used_idle_of(owner)
             if victim is None:
                 return 429, (
-                    f"Too Many Requests: this client already has {len(own)} sessions in use; "
+                    f"Too Many Requests: this client already has {held} sessions in use; "
                     "end one it no longer needs with DELETE"
                 )
-            own.remove(victim)
             self._evict(victim, "this client's session cap")
-        while len(self.sessions) >= self.max_sessions:
-            victim = _least_recently_used_idle(self.sessions.values())
+        while len(sessions) >= self.max_sessions:
+            victim = sessions.least_recently_used_idle()
             if victim is None:
                 return 503, "Service Unavailable: too many sessions in use; try again later"
             self._evict(victim, "the server's session cap")
@@ -642,8 +645,3 @@ def _network_of(host: str) -> str:
     if address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
     return str(ipaddress.IPv6Network((address, 64), strict=False))
-
-
-def _least_recently_used_idle(sessions: Iterable[HttpSession]) -> HttpSession | None:
-    idle = [session for session in sessions if not session.busy()]
-    return min(idle, key=lambda session: session.last_seen) if idle else None

@@ -11,6 +11,8 @@ and only there, so the in-memory path does no extra work.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,6 +39,127 @@ class HttpSession:
     def busy(self) -> bool:
         """Serving an HTTP request (an open GET stream included) or running a handler."""
         return self.active > 0 or bool(self.engine._incoming)
+
+
+class SessionTable(MutableMapping[str, HttpSession]):
+    """A worker's live sessions by id, kept in order of last use, overall and per owner, so
+    that expiry and eviction look only at the front of an order, never at every session.
+
+    Iteration runs least recently used first. A session's ``last_seen`` is set here only:
+    when it is added, when :meth:`touch` marks it used, and when a scan for expired or
+    evictable sessions meets it busy (it is in use at that moment); so each order is sorted
+    by ``last_seen``. Owners (the principal, or the client's network) that cannot be hashed
+    are told apart by their ``repr``. ``clock``: where times come from (never decreasing).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._by_use: OrderedDict[str, HttpSession] = OrderedDict()  # least recently used first
+        self._by_owner: dict[Any, OrderedDict[str, HttpSession]] = {}  # the same, per owner key
+        self._owner_keys: dict[str, Any] = {}  # session id -> the owner key it is filed under
+
+    # -- the mapping ------------------------------------------------------------------------
+
+    def __getitem__(self, session_id: str) -> HttpSession:
+        return self._by_use[session_id]
+
+    def get(self, session_id: str, default: Any = None) -> Any:  # (faster than the mixin's)
+        return self._by_use.get(session_id, default)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._by_use
+
+    def __len__(self) -> int:
+        return len(self._by_use)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_use)
+
+    def __setitem__(self, session_id: str, session: HttpSession) -> None:
+        """Add ``session`` as the most recently used one (of everyone's and its owner's)."""
+        if session_id in self._by_use:
+            del self[session_id]
+        key = _owner_key(session.owner)
+        session.last_seen = self.clock()
+        self._by_use[session_id] = session
+        self._by_owner.setdefault(key, OrderedDict())[session_id] = session
+        self._owner_keys[session_id] = key
+
+    def __delitem__(self, session_id: str) -> None:
+        del self._by_use[session_id]
+        key = self._owner_keys.pop(session_id)
+        own = self._by_owner[key]
+        del own[session_id]
+        if not own:
+            del self._by_owner[key]
+
+    # -- use, expiry and eviction -----------------------------------------------------------
+
+    def touch(self, session: HttpSession, now: float | None = None) -> None:
+        """``session`` was used now: it becomes the most recently used (if it is still here)."""
+        session.last_seen = self.clock() if now is None else now
+        session_id = session.id
+        if self._by_use.get(session_id) is session:
+            self._by_use.move_to_end(session_id)
+            self._by_owner[self._owner_keys[session_id]].move_to_end(session_id)
+
+    def count_of(self, owner: Any) -> int:
+        """How many sessions ``owner`` holds."""
+        own = self._by_owner.get(_owner_key(owner))
+        return len(own) if own is not None else 0
+
+    def owned_by(self, owner: Any) -> list[HttpSession]:
+        """``owner``'s sessions, least recently used first."""
+        own = self._by_owner.get(_owner_key(owner))
+        return list(own.values()) if own is not None else []
+
+    def take_expired(self, idle_timeout: float) -> list[HttpSession]:
+        """Remove and return the sessions idle (not busy) for more than ``idle_timeout``
+        seconds. Looks at the sessions not used within that time only."""
+        now = self.clock()
+        expired = []
+        by_use = self._by_use
+        while by_use:
+            session = next(iter(by_use.values()))
+            if not now - session.last_seen > idle_timeout:  # (as ``HttpApp._expired`` reckons)
+                break
+            if session.busy():
+                self.touch(session, now)  # in use now: no longer a candidate
+            else:
+                expired.append(session)
+                del self[session.id]
+        return expired
+
+    def least_recently_used_idle(self) -> HttpSession | None:
+        """The least recently used session of anyone that is not busy; None when every one
+        is. The busy ones met on the way are marked used now, so the next scan starts past
+        them."""
+        return self._first_idle(self._by_use)
+
+    def least_recently_used_idle_of(self, owner: Any) -> HttpSession | None:
+        """The same among ``owner``'s sessions."""
+        return self._first_idle(self._by_owner.get(_owner_key(owner)))
+
+    def _first_idle(self, order: OrderedDict[str, HttpSession] | None) -> HttpSession | None:
+        now: float | None = None
+        for _ in range(len(order) if order else 0):
+            assert order is not None
+            session = next(iter(order.values()))
+            if not session.busy():
+                return session
+            if now is None:
+                now = self.clock()
+            self.touch(session, now)  # (moves it to the end of ``order`` too)
+        return None
+
+
+def _owner_key(owner: Any) -> Any:
+    """``owner`` as a dict key: itself if it can be hashed, else its ``repr``."""
+    try:
+        hash(owner)
+    except TypeError:
+        return (SessionTable, repr(owner))
+    return owner
 
 
 class SharedState(Protocol):
