@@ -1,6 +1,7 @@
 """The tutorial's vendoring walk-through, run as written (issues 11 and 17).
 
-The tutorial's four pages (:data:`PAGES`: vendor a revision, first server, first client,
+The tutorial's four pages (:data:`PAGES`: vendor a revision, first server (``app.py`` on
+``McpApp``, then ``server.py`` on the vendored handlers), first client,
 upgrade; it was the README's section "Vendor a revision into your project") are read block by
 block, in order, into one empty project folder: each ``sh`` block's lines are run (``pip install`` excepted: the test
 runs in the installed venv, whose ``bin`` comes first on ``PATH``); a ``python`` block marked
@@ -114,6 +115,7 @@ def test_the_vendoring_walkthrough_runs_as_written(tmp_path: Path) -> None:
             assert block.language == "text" and block.marker == "printed", block
     assert ran == [
         "mcp-codegen --offline --version 2025-06-18 --out weather_mcp",
+        "mypy --strict app.py",
         "mypy --strict server.py client.py",
         "python client.py",
         "mcp-codegen diff weather_mcp 2025-11-25",
@@ -126,7 +128,7 @@ def test_the_vendoring_walkthrough_runs_as_written(tmp_path: Path) -> None:
     assert "Sunny, 21 °C" in run("python client.py", project).stdout
 
 
-@pytest.mark.parametrize("name", ["server.py", "client.py"])
+@pytest.mark.parametrize("name", ["app.py", "server.py", "client.py"])
 def test_the_walkthroughs_code_is_lint_clean(name: str, tmp_path: Path) -> None:
     block = next(b for b in walkthrough() if b.marker == name)
     (tmp_path / name).write_text(block.text, encoding="utf-8")
