@@ -487,3 +487,54 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
     assert code == 2 and "must be a Python package name" in err
     code, _, err = run_cli("tools", "--out", str(tmp_path / "pkg"), "--", sys.executable, "-c", "pass")
     assert code == 2 and "cannot list the tools of" in err and "Traceback" not in err
+
+
+DEFAULTS_MANIFEST = {
+    "protocolVersion": "2025-06-18",
+    "serverInfo": {"name": "defaults", "version": "1.0.0"},
+    "tools": [
+        {
+            "name": "forecast",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                    "days": {"type": "integer"},
+                },
+                "required": ["city"],
+            },
+        }
+    ],
+}
+
+
+class RecordingClient:
+    """A ToolClient that records the wire arguments of each call and answers with text."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any] | None] = []
+
+    async def call_tool(self, *, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        self.sent.append(arguments)
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+
+@pytest.mark.anyio
+async def test_optional_arguments_left_out_are_not_sent_so_the_tools_defaults_apply(tmp_path: Path) -> None:
+    """An optional argument the caller leaves out is not sent (nor sent as null, which a
+    tool with ``"default": "celsius"`` and no ``null`` in its type refuses); one given is."""
+    manifest_path = tmp_path / "defaults.json"
+    manifest_path.write_text(json.dumps(DEFAULTS_MANIFEST))
+    code, _, err = run_cli("tools", "--out", str(tmp_path / "defaults_tools"), "--manifest", str(manifest_path))
+    assert code == 0, err
+    sys.path.insert(0, str(tmp_path))
+    try:
+        package = importlib.import_module("defaults_tools")
+        client = RecordingClient()
+        tools = package.Tools(client)
+        await tools.forecast(city="Oslo")
+        await tools.forecast(city="Bergen", unit="fahrenheit", days=3)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert client.sent == [{"city": "Oslo"}, {"city": "Bergen", "unit": "fahrenheit", "days": 3}]
