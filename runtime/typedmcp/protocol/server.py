@@ -292,6 +292,13 @@ class ServerSession(Session):
         assert self.package is not None
         if "structured_content" not in self.package.models.CallToolResult.model_fields:
             return  # the negotiated revision has no structured output (before 2025-06-18)
+        structured = getattr(result, "structured_content", None)  # (a model's, before its dump)
+        if (
+            type(structured) is dict
+            and not getattr(result, "is_error", None)
+            and not self.tool_schemas.check(name, "outputSchema", structured)
+        ):
+            return  # valid as the handler gave it (its wire form is then valid too)
         wire = to_wire(result)
         if not isinstance(wire, dict) or wire.get("isError"):
             return
