@@ -93,6 +93,9 @@ class OutputPlan:
     #: The declared model class when an instance of it needs no validation before it is
     #: dumped (pydantic would pass it through unchanged: ``revalidate_instances="never"``).
     trusted: type[BaseModel] | None = None
+    #: The declared type when it is ``str``, ``int`` or ``bool``: a value of exactly that
+    #: type validates and dumps as itself.
+    plain: type | None = None
 
 
 def output_plan(
@@ -138,7 +141,8 @@ def output_plan(
     }
     if definitions:
         schema["$defs"] = definitions
-    return OutputPlan(schema, adapter, True)
+    plain = return_annotation if return_annotation in (str, int, bool) else None
+    return OutputPlan(schema, adapter, True, plain=plain)
 
 
 def _trusted_model(annotation: Any) -> type[BaseModel] | None:
@@ -212,13 +216,17 @@ class ToolSpec:
         adapter = plan.adapter
         if adapter is None:
             return models.CallToolResult(content=_unstructured(value))
-        try:
-            trusted = plan.trusted is not None and isinstance(value, plan.trusted)
-            dumped = adapter.dump_python(
-                value if trusted else adapter.validate_python(value), mode="json", by_alias=True
-            )
-        except ValidationError as error:
-            raise OutputMismatch(describe_errors(error)) from None
+        dumped: Any
+        if plan.plain is not None and type(value) is plan.plain:
+            dumped = value
+        else:
+            try:
+                trusted = plan.trusted is not None and isinstance(value, plan.trusted)
+                dumped = adapter.dump_python(
+                    value if trusted else adapter.validate_python(value), mode="json", by_alias=True
+                )
+            except ValidationError as error:
+                raise OutputMismatch(describe_errors(error)) from None
         structured = {"result": dumped} if plan.wrapped else dumped
         shown = value if isinstance(value, str) else json.dumps(dumped, ensure_ascii=False)
         return models.CallToolResult(content=[text(shown)], structured_content=structured)
