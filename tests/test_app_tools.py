@@ -383,6 +383,44 @@ def test_a_result_that_breaks_the_return_annotation_is_never_sent() -> None:
     }
 
 
+class Rounded(BaseModel):
+    """A model that re-validates its instances (its validator runs on each)."""
+
+    model_config = {"revalidate_instances": "always"}
+    value: Annotated[float, Field(ge=0)]
+
+
+def test_a_model_that_revalidates_its_instances_is_validated_before_it_is_sent() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def negative() -> Rounded:
+        made = Rounded(value=1.0)
+        made.value = -1.0  # (no validate_assignment: the instance now breaks its own model)
+        return made
+
+    result = call(app, "negative", {})
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith(
+        "Tool negative returned a result that does not match its output schema: value: "
+    )
+
+
+def test_a_plain_return_of_another_type_is_still_validated() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def count() -> int:
+        return "3"  # type: ignore[return-value]  # (lax validation converts it)
+
+    @app.tool()
+    def flag() -> bool:
+        return 1  # type: ignore[return-value]
+
+    assert call(app, "count", {})["structuredContent"] == {"result": 3}
+    assert call(app, "flag", {})["structuredContent"] == {"result": True}
+
+
 # -- validation and errors --------------------------------------------------------------------
 
 

@@ -84,6 +84,46 @@ def test_structured_output_breaking_the_output_schema_is_an_internal_error() -> 
     assert (raised.value.code, raised.value.message) == (-32603, "Internal error")
 
 
+def model_weather_server(structured: Any, *, is_error: bool | None = None) -> Any:
+    """The weather tool answering with a ``CallToolResult`` model, not a wire dict (the
+    server checks a model's ``structured_content`` before dumping it)."""
+    models = v2025_11_25.models
+
+    class Weather(v2025_11_25.server.ServerHandlers):
+        async def list_tools(self, params: Any, ctx: Any) -> Any:
+            return {"tools": [WEATHER]}
+
+        async def call_tool(self, params: Any, ctx: Any) -> Any:
+            return models.CallToolResult(
+                content=[models.TextContent(type="text", text="ok")],
+                structured_content=structured,
+                is_error=is_error,
+            )
+
+    return Weather()
+
+
+def call_model_weather(server: Any) -> Any:
+    async def main() -> Any:
+        async with connect_memory(server, protocol=v2025_11_25) as client:
+            return await client.call_tool(name="weather", arguments={"city": "Oslo"})
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("structured", [{"celsius": "warm"}, {}])
+def test_a_result_model_breaking_the_output_schema_is_an_internal_error(structured: Any) -> None:
+    with pytest.raises(RpcError) as raised:
+        call_model_weather(model_weather_server(structured))
+    assert (raised.value.code, raised.value.message) == (-32603, "Internal error")
+
+
+def test_a_result_model_within_the_output_schema_is_answered() -> None:
+    assert call_model_weather(model_weather_server({"celsius": 21.5})).structured_content == {"celsius": 21.5}
+    errored = call_model_weather(model_weather_server({"celsius": "n/a"}, is_error=True))
+    assert errored.is_error is True  # an error result's structured content is not checked
+
+
 def test_client_checks_structured_output_against_the_listed_schema() -> None:
     async def body(client: Any) -> Any:
         await client.list_tools()

@@ -74,6 +74,8 @@ class FunctionSignature:
     context_parameter: str | None
     docstring: Docstring
     hints: Mapping[str, Any]
+    #: ``(parameter name, field name)`` of each parameter, when none is positional-only.
+    keyword_fields: tuple[tuple[str, str], ...] | None = None
 
     def input_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema (an object, closed: unknown arguments are refused)."""
@@ -88,8 +90,13 @@ class FunctionSignature:
         self, validated: BaseModel, context: object | None
     ) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments for the function from validated arguments."""
+        if self.keyword_fields is not None:  # (the usual case: every parameter by keyword)
+            kwargs = {name: getattr(validated, field) for name, field in self.keyword_fields}
+            if self.context_parameter is not None:
+                kwargs[self.context_parameter] = context
+            return [], kwargs
         args: list[Any] = []
-        kwargs: dict[str, Any] = {}
+        kwargs = {}
         for parameter in self.parameters:
             value = getattr(validated, parameter.field)
             if parameter.positional_only:
@@ -155,6 +162,11 @@ def read_signature(
         context_parameter=context_parameter,
         docstring=docstring,
         hints=hints,
+        keyword_fields=(
+            None
+            if any(parameter.positional_only for parameter in parameters)
+            else tuple((parameter.name, parameter.field) for parameter in parameters)
+        ),
     )
 
 

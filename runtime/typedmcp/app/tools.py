@@ -41,6 +41,9 @@ WRAPPED_KEY = "x-typedmcp-wrapped"
 #: Characters of a function's own exception message put in the error result.
 ERROR_MESSAGE_LIMIT = 500
 _PASSTHROUGH_TYPES: tuple[type, ...] = (*CONTENT_TYPES, models.CallToolResult)
+_SEQUENCES = (list, tuple)
+#: Exact types of return values that cannot be (or hold) content blocks.
+_PLAIN_TYPES: frozenset[type] = frozenset({str, int, float, bool, type(None), dict})
 
 
 def check_tool_name(name: str, function: Callable[..., Any]) -> None:
@@ -87,6 +90,12 @@ class OutputPlan:
     schema: dict[str, Any] | None
     adapter: TypeAdapter[Any] | None
     wrapped: bool
+    #: The declared model class when an instance of it needs no validation before it is
+    #: dumped (pydantic would pass it through unchanged: ``revalidate_instances="never"``).
+    trusted: type[BaseModel] | None = None
+    #: The declared type when it is ``str``, ``int`` or ``bool``: a value of exactly that
+    #: type validates and dumps as itself.
+    plain: type | None = None
 
 
 def output_plan(
@@ -122,7 +131,7 @@ def output_plan(
             "a plain type, or pass structured_output=False"
         ) from None
     if _is_object(return_annotation):
-        return OutputPlan(inner, adapter, False)
+        return OutputPlan(inner, adapter, False, _trusted_model(return_annotation))
     definitions = inner.pop("$defs", None)
     schema: dict[str, Any] = {
         "type": "object",
@@ -132,7 +141,19 @@ def output_plan(
     }
     if definitions:
         schema["$defs"] = definitions
-    return OutputPlan(schema, adapter, True)
+    plain = return_annotation if return_annotation in (str, int, bool) else None
+    return OutputPlan(schema, adapter, True, plain=plain)
+
+
+def _trusted_model(annotation: Any) -> type[BaseModel] | None:
+    """``annotation`` when it is a model whose instances validate as themselves."""
+    if (
+        isinstance(annotation, type)
+        and issubclass(annotation, BaseModel)
+        and annotation.model_config.get("revalidate_instances", "never") == "never"
+    ):
+        return annotation
+    return None
 
 
 class OutputMismatch(Exception):
@@ -160,7 +181,10 @@ class ToolSpec:
             return error_result(f"Invalid arguments for tool {self.name}: {describe_errors(error)}")
         args, kwargs = self.signature.call_arguments(validated, context)
         try:
-            value = await run_function(self.function, args, kwargs, context, asynchronous=self.asynchronous)
+            if self.asynchronous and context is None:  # (nothing to mark cancelled)
+                value = await self.function(*args, **kwargs)
+            else:
+                value = await run_function(self.function, args, kwargs, context, asynchronous=self.asynchronous)
         except (ToolError, RpcError):
             raise
         except Exception as error:
@@ -176,19 +200,33 @@ class ToolSpec:
 
     def result(self, value: Any) -> models.CallToolResult:
         """The ``CallToolResult`` for a function's return value."""
+        if type(value) in _PLAIN_TYPES:  # (no content block: skip the model isinstance checks)
+            return self.shaped(value)
         if isinstance(value, models.CallToolResult):
             return value
         if isinstance(value, CONTENT_TYPES):
             return models.CallToolResult(content=[value])
-        if isinstance(value, list | tuple) and value and all(isinstance(item, CONTENT_TYPES) for item in value):
+        if isinstance(value, _SEQUENCES) and value and all(isinstance(item, CONTENT_TYPES) for item in value):
             return models.CallToolResult(content=list(value))
+        return self.shaped(value)
+
+    def shaped(self, value: Any) -> models.CallToolResult:
+        """The ``CallToolResult`` for a value that is no content block nor result."""
         plan = self.output
-        if plan.adapter is None:
+        adapter = plan.adapter
+        if adapter is None:
             return models.CallToolResult(content=_unstructured(value))
-        try:
-            dumped = plan.adapter.dump_python(plan.adapter.validate_python(value), mode="json", by_alias=True)
-        except ValidationError as error:
-            raise OutputMismatch(describe_errors(error)) from None
+        dumped: Any
+        if plan.plain is not None and type(value) is plan.plain:
+            dumped = value
+        else:
+            try:
+                trusted = plan.trusted is not None and isinstance(value, plan.trusted)
+                dumped = adapter.dump_python(
+                    value if trusted else adapter.validate_python(value), mode="json", by_alias=True
+                )
+            except ValidationError as error:
+                raise OutputMismatch(describe_errors(error)) from None
         structured = {"result": dumped} if plan.wrapped else dumped
         shown = value if isinstance(value, str) else json.dumps(dumped, ensure_ascii=False)
         return models.CallToolResult(content=[text(shown)], structured_content=structured)

@@ -290,8 +290,15 @@ class ServerSession(Session):
         if self.tool_schemas.tools.get(name, {}).get("outputSchema") is None:
             return
         assert self.package is not None
-        if "structured_content" not in self.package.models.CallToolResult.model_fields:
+        if "structured_content" not in self.package.models.CallToolResult.__pydantic_fields__:
             return  # the negotiated revision has no structured output (before 2025-06-18)
+        structured = getattr(result, "structured_content", None)  # (a model's, before its dump)
+        if (
+            type(structured) is dict
+            and not getattr(result, "is_error", None)
+            and not self.tool_schemas.check(name, "outputSchema", structured)
+        ):
+            return  # valid as the handler gave it (its wire form is then valid too)
         wire = to_wire(result)
         if not isinstance(wire, dict) or wire.get("isError"):
             return
