@@ -475,3 +475,8 @@ def test_a_return_type_pydantic_cannot_take_is_read_as_plain_json() -> None:
         return wire(await client.read_resource(uri="loose://value"))["contents"]
 
     assert run(app, steps) == [{"uri": "loose://value", "mimeType": "application/json", "text": '{"a": 1}'}]
+
+
+def test_a_google_item_goes_on_at_its_own_indent_under_a_header_on_any_line() -> None:
+    parsed = parse_docstring("One.\nArgs:\n    x: The x,\n    continued.")
+    assert (parsed.summary, parsed.params) == ("One.", {"x": "The x, continued."})
