@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Mutation testing of the security-critical modules with Cosmic Ray (a maintained mutation
-# tester from PyPI: the `mutation` extra). Each module has its config in scripts/mutation/
-# (<name>.toml): the module, the functions whose mutants run (the security-relevant ones,
-# applied by scripts/mutation_scope.py), and the test command that runs only the tests
-# covering it, stopping at the first failure (-x). Cosmic Ray writes each mutant into the
-# source file in place (the editable install imports it), runs the tests, and restores the
-# file; one mutant at a time (one worker).
+# Mutation testing of the security-critical modules and the typed-tools layer with Cosmic
+# Ray (a maintained mutation tester from PyPI: the `mutation` extra). Each module has its
+# config in scripts/mutation/ (<name>.toml): the module, the functions whose mutants run
+# (the ones carrying promises, applied by scripts/mutation_scope.py), and the test command
+# that runs only the tests covering it, stopping at the first failure (-x). Cosmic Ray
+# writes each mutant into the source file in place (the editable install imports it), runs
+# the tests, and restores the file; one mutant at a time (one worker).
 #
 # Usage: scripts/mutation.sh [MODULE...]   (default: every module; names: the .toml files)
 #        PYTHON=path/to/python (default .venv/bin/python); OUT=dir (default .mutation)
@@ -22,8 +22,10 @@ if ! "$PYTHON" -c 'import cosmic_ray' 2>/dev/null; then
   echo "installing the mutation extra (cosmic-ray)" >&2
   "$PYTHON" -m pip install -q -e '.[mutation]'
 fi
-if [ -n "$(git status --porcelain -- runtime)" ]; then
-  echo "runtime/ has uncommitted changes: commit or stash them first (mutants are written" >&2
+# the trees whose modules are mutated: the runtime and the generator (tools_diff)
+MUTATED="runtime codegen"
+if [ -n "$(git status --porcelain -- $MUTATED)" ]; then
+  echo "runtime/ or codegen/ has uncommitted changes: commit or stash them first (mutants are written" >&2
   echo "into its files in place, and a run must start from, and leave, a clean tree)" >&2
   exit 2
 fi
@@ -43,7 +45,7 @@ done
 export PATH="$PWD/$BIN:$PATH"
 export MCP_CODEGEN_SCHEMA_DIR=${MCP_CODEGEN_SCHEMA_DIR:-../shared/mcp-spec}
 mkdir -p "$OUT"
-trap 'git checkout -- runtime' EXIT  # an interrupted run leaves no mutant behind
+trap 'git checkout -- $MUTATED' EXIT  # an interrupted run leaves no mutant behind
 total_start=$(date +%s)
 summary=()
 for name in "$@"; do

@@ -352,3 +352,131 @@ def test_subscribers_hear_of_an_updated_resource() -> None:
     assert capabilities == {"listChanged": True, "subscribe": True}
     assert code == -32002
     assert updated == ["books://7/pages/1"]
+
+
+@pytest.mark.parametrize(("found", "has_more"), [(100, False), (101, True)])
+def test_a_completion_carries_at_most_100_values_and_says_when_there_are_more(found: int, has_more: bool) -> None:
+    """The spec's cap: exactly 100 values fit in one result (no ``hasMore``); 101 do not."""
+    app = McpApp("t")
+
+    @app.prompt()
+    def pick(item: str) -> str:
+        return item
+
+    @pick.complete("item")
+    def items(prefix: str) -> list[str]:
+        return [f"{prefix}{n}" for n in range(found)]
+
+    async def steps(client: Any) -> Any:
+        return wire(await client.complete(
+            ref=models.PromptReference(type="ref/prompt", name="pick"),
+            argument=models.CompleteRequestParamsArgument(name="item", value="i"),
+        ))
+
+    completion = run(app, steps)["completion"]
+    assert completion["values"] == [f"i{n}" for n in range(min(found, 100))]
+    assert (completion["total"], completion["hasMore"]) == (found, has_more)
+
+
+@pytest.mark.parametrize("doc", [None, "", "   \n  "])
+def test_no_docstring_gives_no_summary_and_no_descriptions(doc: str | None) -> None:
+    parsed = parse_docstring(doc)
+    assert (parsed.summary, parsed.params) == (None, {})
+
+
+def test_a_google_section_holds_blank_lines_and_may_open_the_docstring() -> None:
+    """Blank lines between items stay in the section; the next header ends it, blank line
+    before it or not; an ``Args:`` on the first line (no summary) is read too."""
+    parsed = parse_docstring("Args:\n    x: The x.\n\n    y: The y.\nReturns:\n    Nothing.\n")
+    assert (parsed.summary, parsed.params) == (None, {"x": "The x.", "y": "The y."})
+
+
+def test_a_numpy_section_is_found_after_a_lone_parameters_line_and_may_end_the_docstring() -> None:
+    """A ``Parameters`` line without its rule is prose: the real section after it is read,
+    up to the docstring's end; text left of the section's header is no parameter's."""
+    parsed = parse_docstring(
+        "Summary.\n\nParameters\nare below.\n\n    Parameters\n    ----------\n    x : int\n"
+        "        The x.\nOutside.\n    y : str\n        The y."
+    )
+    assert parsed.params == {"x": "The x.", "y": "The y."}
+
+
+@pytest.mark.parametrize("fields", ["Args:\n    x: The x.", ":param x: The x."])
+def test_the_summary_ends_at_a_section_or_field_without_a_blank_line(fields: str) -> None:
+    parsed = parse_docstring(f"Summary,\non two lines.\n{fields}")
+    assert (parsed.summary, parsed.params) == ("Summary, on two lines.", {"x": "The x."})
+
+
+class Shelf(BaseModel):
+    name: str
+
+
+class LabelledShelf(Shelf):
+    label: str
+
+
+def test_resource_contents_text_json_and_passed_through_blocks() -> None:
+    """A str without a MIME type is text/plain; JSON keeps non-ASCII characters and follows
+    the return annotation (a subclass's extra field is not sent); a list of resource
+    contents passes through as it is."""
+    app = McpApp("t")
+
+    @app.resource("shelf://note")
+    def note() -> str:
+        return "plain"
+
+    @app.resource("shelf://main")
+    def main() -> Shelf:
+        return LabelledShelf(name="café", label="secret")
+
+    @app.resource("shelf://both")
+    def both() -> list[models.TextResourceContents]:
+        return [models.TextResourceContents(uri="shelf://both", text="a", mime_type="text/x-a")]
+
+    async def steps(client: Any) -> Any:
+        return [wire(await client.read_resource(uri=uri))["contents"] for uri in ("shelf://note", "shelf://main", "shelf://both")]
+
+    assert run(app, steps) == [
+        [{"uri": "shelf://note", "mimeType": "text/plain", "text": "plain"}],
+        [{"uri": "shelf://main", "mimeType": "application/json", "text": '{"name": "café"}'}],
+        [{"uri": "shelf://both", "mimeType": "text/x-a", "text": "a"}],
+    ]
+
+
+def test_resource_declaration_mistakes_are_refused_naming_them() -> None:
+    app = McpApp("t")
+    with pytest.raises(DeclarationError, match=r"unbalanced braces in 'a://x\}'"):
+        app.add_resource(lambda: "", "a://x}")
+    with pytest.raises(DeclarationError, match="3 is not a URI"):
+        app.add_resource(lambda: "", 3)  # type: ignore[arg-type]
+    with pytest.raises(DeclarationError, match="its metadata is not valid MCP: title"):
+        app.add_resource(lambda: "", "a://x", title=3)  # type: ignore[arg-type]
+
+    @app.resource("a://{item}")
+    def item(item: str) -> str:
+        return item
+
+    with pytest.raises(DeclarationError, match=r"^resource template 'a://\{item\}' has no argument 'other'"):
+        item.complete("other")
+
+
+class Opaque:
+    """A plain class: pydantic has no schema for it."""
+
+
+def test_a_return_type_pydantic_cannot_take_is_read_as_plain_json() -> None:
+    app = McpApp("t")
+
+    @app.resource("loose://value")
+    def loose() -> Opaque:
+        return {"a": 1}  # type: ignore[return-value]
+
+    async def steps(client: Any) -> Any:
+        return wire(await client.read_resource(uri="loose://value"))["contents"]
+
+    assert run(app, steps) == [{"uri": "loose://value", "mimeType": "application/json", "text": '{"a": 1}'}]
+
+
+def test_a_google_item_goes_on_at_its_own_indent_under_a_header_on_any_line() -> None:
+    parsed = parse_docstring("One.\nArgs:\n    x: The x,\n    continued.")
+    assert (parsed.summary, parsed.params) == ("One.", {"x": "The x, continued."})

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional
 from typing_extensions import TypedDict  # typing.TypedDict before Python 3.12 is refused by pydantic
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from typedmcp.app import Context, DeclarationError, McpApp, image, text
 from typedmcp.connecting import connect_memory
@@ -675,3 +675,149 @@ def test_metadata_mistakes_are_refused_at_declaration() -> None:
     )
     app.add_prompt(lambda: "", name="p", icons=[{"src": "https://example.com/p.png"}])
     assert app.prompts["p"].definition.icons == [models.Icon(src="https://example.com/p.png")]
+
+
+# -- found by mutation testing (scripts/mutation/app_tools.toml) -----------------------------
+
+
+def test_annotated_return_types_are_read_through_their_metadata() -> None:
+    """``Annotated[Note, ...]`` is an object (its own output schema, not wrapped), and
+    ``Annotated[TextContent, ...]`` a content block (no output schema, passed through)."""
+    app = McpApp("t")
+
+    @app.tool()
+    def described() -> Annotated[Note, "the note"]:
+        return Note(id=1, title="t", tags=[])
+
+    @app.tool()
+    def block() -> Annotated[models.TextContent, "a text block"]:
+        return text("hi")
+
+    assert schema_of(app, "described", "outputSchema")["properties"].keys() == {"id", "title", "tags"}
+    assert call(app, "described", {})["structuredContent"] == {"id": 1, "title": "t", "tags": []}
+    assert schema_of(app, "block", "outputSchema") is None
+    assert call(app, "block", {}) == {"content": [{"type": "text", "text": "hi"}]}
+
+
+def test_structured_output_text_keeps_non_ascii_characters() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def cafe() -> Note:
+        return Note(id=1, title="café ☕", tags=["naïve"])
+
+    assert call(app, "cafe", {})["content"] == [
+        {"type": "text", "text": '{"id": 1, "title": "café ☕", "tags": ["naïve"]}'}
+    ]
+
+
+class Hit(BaseModel):
+    from_: str = Field(alias="from")
+
+
+class Opaque:
+    """A plain class: pydantic has no schema for it."""
+
+
+def test_structured_output_uses_the_fields_aliases() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def hit() -> Hit:
+        return Hit(**{"from": "here"})
+
+    assert call(app, "hit", {})["structuredContent"] == {"from": "here"}
+
+
+def test_unstructured_output_text_keeps_non_ascii_characters() -> None:
+    app = McpApp("t")
+
+    @app.tool(structured_output=False)
+    def cafe() -> dict[str, str]:
+        return {"name": "café"}
+
+    assert call(app, "cafe", {}) == {"content": [{"type": "text", "text": '{"name": "café"}'}]}
+
+
+def test_a_return_type_without_a_json_schema_is_refused_naming_it() -> None:
+    app = McpApp("t")
+
+    def opaque() -> Opaque:
+        return Opaque()
+
+    with pytest.raises(DeclarationError) as refused:
+        app.add_tool(opaque)
+    message = str(refused.value)
+    assert message.startswith("tool 'opaque': its return type <class 'test_app_tools.Opaque'> has no JSON Schema (")
+    assert message.endswith("or pass structured_output=False")
+
+
+def test_a_positional_only_parameter_is_passed_by_position() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def minus(a: int, /, b: int) -> int:
+        return a - b
+
+    assert call(app, "minus", {"a": 5, "b": 2})["structuredContent"] == {"result": 3}
+
+
+@pytest.mark.parametrize(("bad", "more"), [(5, ""), (6, "; and 1 more")])
+def test_an_error_result_names_five_bad_arguments_then_counts_the_rest(bad: int, more: str) -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def six(a: int, b: int, c: int, d: int, e: int, f: int = 0) -> int:
+        return a
+
+    arguments = {name: "x" for name in "abcdef"[:bad]}
+    content = call(app, "six", arguments)["content"][0]["text"]
+    assert content.count("Input should be a valid integer") == 5
+    assert content.endswith("unable to parse string as an integer" + more)
+
+
+def test_a_context_first_or_annotated_is_left_out_and_the_rest_read() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    async def first(ctx: Annotated[Context, "the request"], count: int) -> int:
+        return count if isinstance(ctx, Context) else -1
+
+    assert schema_of(app, "first")["properties"] == {"count": {"type": "integer"}}
+    assert call(app, "first", {"count": 2})["structuredContent"] == {"result": 2}
+
+
+def long_check(value: str) -> str:
+    raise ValueError("x" * 300)
+
+
+def test_each_argument_problem_is_clipped_to_200_characters() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def checked(value: Annotated[str, AfterValidator(long_check)]) -> str:
+        return value
+
+    problem = call(app, "checked", {"value": "v"})["content"][0]["text"].split("value: ", 1)[1]
+    message = "Value error, " + "x" * 300
+    assert problem == f"{message[:200]}... ({len(message) - 200} more characters)"
+
+
+def no_such_type_tool(x: NoSuchType) -> int:  # type: ignore[name-defined]  # noqa: F821
+    return 0
+
+
+def bad_subscript_tool(x: int[str]) -> int:  # type: ignore[type-arg]
+    return 0
+
+
+@pytest.mark.parametrize(
+    ("function", "reason"),
+    [(no_such_type_tool, "name 'NoSuchType' is not defined"), (bad_subscript_tool, "type 'int' is not subscriptable"),
+     (next, "no signature found for builtin")],
+    ids=["NameError", "TypeError", "ValueError"],
+)
+def test_a_signature_that_cannot_be_read_is_refused_naming_why(function: Any, reason: str) -> None:
+    with pytest.raises(DeclarationError) as refused:
+        McpApp("t").add_tool(function, name="t")
+    assert reason in str(refused.value) and "define its annotations at module level" in str(refused.value)

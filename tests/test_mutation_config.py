@@ -1,7 +1,7 @@
 """The mutation-testing configuration stays valid (scripts/mutation.sh, not run by CI).
 
 Cheap checks only, no mutation run: every config in ``scripts/mutation/`` names a module,
-functions and tests that exist, the security-critical modules each have one, and CI does
+functions and tests that exist, the security-critical and typed-tools modules each have one, and CI does
 not run the script.
 """
 
@@ -33,6 +33,17 @@ COVERED = {
     "runtime/typedmcp/transports/http_client.py",
 }
 
+#: The typed-tools layer and the tool-client generator's drift comparison (issue 23,
+#: requirement 4: this round's modules).
+TYPED_TOOLS = {
+    "runtime/typedmcp/app/signature.py",
+    "runtime/typedmcp/app/tools.py",
+    "runtime/typedmcp/app/docstrings.py",
+    "runtime/typedmcp/app/resources.py",
+    "runtime/typedmcp/app/completions.py",
+    "codegen/typedmcp_codegen/tools_diff.py",
+}
+
 
 def scope_module() -> ModuleType:
     path = REPO_ROOT / "scripts" / "mutation_scope.py"
@@ -51,10 +62,10 @@ def test_each_config_names_a_module_functions_and_tests_that_exist(config: Path)
     assert module_file.is_file() and spans
 
 
-def test_every_security_critical_module_has_a_config() -> None:
+def test_every_security_critical_and_typed_tools_module_has_a_config() -> None:
     scope = scope_module()
     configured = {str(scope.load_scope(config)[0]) for config in CONFIGS}
-    assert configured == COVERED
+    assert configured == COVERED | TYPED_TOOLS
 
 
 def test_a_config_naming_a_missing_function_or_test_is_refused_with_what_to_fix(

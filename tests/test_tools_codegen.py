@@ -385,6 +385,46 @@ def test_drift_report_speaks_of_tools_and_marks_what_breaks_a_caller() -> None:
     assert diff_tools(analyse_tools(manifest()), analyse_tools(manifest())).changes == ()
 
 
+
+def test_drift_of_metadata_outputs_and_new_named_types_and_its_report() -> None:
+    """A changed description, a removed output field (breaking for reading code), an output
+    schema dropped (breaking) and a new argument of a new named type (one change, not a type
+    comparison against nothing); ``breaking`` is False for only compatible changes; the
+    report lists each tool once, its changes under it."""
+    changed = manifest()
+    tools = {tool["name"]: tool for tool in changed["tools"]}
+    tools["ping"]["description"] = "Pong."
+    del tools["search"]["outputSchema"]["properties"]["next"]
+    search = tools["search"]["inputSchema"]
+    search["properties"]["span"] = {"$ref": "#/$defs/Span"}
+    search["$defs"]["Span"] = {"type": "object", "properties": {"days": {"type": "integer"}}}
+    had_output = next(name for name, tool in tools.items() if "outputSchema" in tool and name != "search")
+    del tools[had_output]["outputSchema"]
+    drift = diff_tools(analyse_tools(manifest()), analyse_tools(changed))
+    seen = {(c.subject, c.change, c.item, c.breaking) for c in drift.changes}
+    assert seen == {
+        ("ping", "description changed", "", False),
+        ("search", "output field removed", "next", True),
+        ("search", "argument added (optional)", "span", False),
+        (had_output, "output schema removed", "", True),
+    }, sorted(seen)
+    assert drift.breaking is True
+    report = drift.to_markdown()
+    assert report.count("- `search`\n") == 1 and report.count("- `ping`\n") == 1
+    assert "- `ping`\n  - description changed\n" in report
+    compatible = manifest()
+    compatible["tools"][0]["description"] = "Another text."
+    assert diff_tools(analyse_tools(manifest()), analyse_tools(compatible)).breaking is False
+    same = diff_tools(analyse_tools(manifest()), analyse_tools(manifest()))
+    assert same.breaking is False
+    assert same.to_markdown().endswith("\n\nNo tool changes (the generated files differ: see below).\n")
+    hinted, reordered = manifest(), manifest()
+    hinted["tools"][0]["annotations"] = {"readOnlyHint": True, "openWorldHint": False}
+    reordered["tools"][0]["annotations"] = {"openWorldHint": False, "readOnlyHint": True}
+    assert diff_tools(analyse_tools(hinted), analyse_tools(reordered)).changes == ()  # the same hints
+    assert diff_tools(analyse_tools(reordered), analyse_tools(hinted)).changes == ()
+
+
 CONTRACT_SERVER = '''\
 """The realworld contract, implemented: served over stdio by the runtime."""
 from typing import Any
