@@ -66,7 +66,7 @@ def test_the_readme_setup_block_holds_the_two_commands_ci_runs() -> None:
     assert "apt-get install -y -q redis-server haproxy; }; } && python3 -m venv .venv && " in install
     assert "&& .venv/bin/pip install -e ./runtime -e '.[dev]' &&" in install
     assert install.endswith("MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/mcp-codegen --all")
-    assert tests == "MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/pytest"
+    assert tests == "MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/pytest -n auto --dist loadfile"
 
 
 # -- .ci/readme_commands.py -------------------------------------------------------------------
