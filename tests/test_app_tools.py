@@ -340,6 +340,25 @@ def test_typeddict_and_dataclass_returns_are_objects() -> None:
     assert call(app, "wrap", {})["structuredContent"] == {"width": 1.5, "label": "box"}
 
 
+def test_an_annotated_model_return_is_the_object_itself_with_its_description() -> None:
+    """``Annotated[Model, Field(description=...)]`` as a return type: pydantic's schema is a
+    ``$ref`` beside the description, which is not an object schema; the output schema is
+    the model's own object, described."""
+    app = McpApp("t")
+
+    @app.tool()
+    def wrap() -> Annotated[Box, Field(description="the box made")]:
+        return Box(width=2.0)
+
+    assert schema_of(app, "wrap", "outputSchema") == {
+        "type": "object",
+        "description": "the box made",
+        "properties": {"width": {"type": "number"}, "label": {"type": "string", "default": "box"}},
+        "required": ["width"],
+    }
+    assert call(app, "wrap", {})["structuredContent"] == {"width": 2.0, "label": "box"}
+
+
 def test_content_blocks_and_call_tool_result_pass_through_without_output_schema() -> None:
     app = McpApp("t")
 

@@ -131,7 +131,7 @@ def output_plan(
             "a plain type, or pass structured_output=False"
         ) from None
     if _is_object(return_annotation):
-        return OutputPlan(inner, adapter, False, _trusted_model(return_annotation))
+        return OutputPlan(_object_on_top(inner), adapter, False, _trusted_model(return_annotation))
     definitions = inner.pop("$defs", None)
     schema: dict[str, Any] = {
         "type": "object",
@@ -143,6 +143,30 @@ def output_plan(
         schema["$defs"] = definitions
     plain = return_annotation if return_annotation in (str, int, bool) else None
     return OutputPlan(schema, adapter, True, plain=plain)
+
+
+def _object_on_top(schema: dict[str, Any]) -> dict[str, Any]:
+    """An object's schema with the object at the top, as an ``outputSchema`` must be:
+    ``Annotated[Model, Field(description=...)]`` gives ``{"$ref": ..., "description": ...}``,
+    so the referenced definition is brought up (and kept in ``$defs`` for other uses)."""
+    reference = schema.get("$ref")
+    definitions = schema.get("$defs", {})
+    if not isinstance(reference, str) or not reference.startswith("#/$defs/"):
+        return schema
+    target = definitions.get(reference.removeprefix("#/$defs/"))
+    if not isinstance(target, dict):
+        return schema
+    own = {k: v for k, v in target.items() if k != "title"}  # untitled, as a top-level model is
+    lifted = {**own, **{k: v for k, v in schema.items() if k not in ("$ref", "$defs")}}
+    rest = {name: d for name, d in definitions.items() if d is not target or _refers(schema, name)}
+    if rest:
+        lifted["$defs"] = rest
+    return lifted
+
+
+def _refers(schema: dict[str, Any], name: str) -> bool:
+    """Whether a definition is referred to from inside the definitions (a recursive model)."""
+    return f'"#/$defs/{name}"' in json.dumps(schema.get("$defs", {}))
 
 
 def _trusted_model(annotation: Any) -> type[BaseModel] | None:
