@@ -36,10 +36,11 @@ R = TypeVar("R")
 Ctx = RequestContext[ClientPeer]
 
 
-class PromptFunction(Generic[P, R]):
-    """A declared prompt: still callable as the function, plus :meth:`complete`."""
+class DeclaredFunction(Generic[P, R]):
+    """A declared function that stays callable as itself (unit-testable without a server),
+    with the spec the app serves it from."""
 
-    def __init__(self, function: Callable[P, R], spec: PromptSpec) -> None:
+    def __init__(self, function: Callable[P, R], spec: PromptSpec | ResourceSpec) -> None:
         self.__wrapped__ = function
         self.spec = spec
         self.__doc__ = function.__doc__
@@ -47,6 +48,10 @@ class PromptFunction(Generic[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.__wrapped__(*args, **kwargs)
+
+
+class PromptFunction(DeclaredFunction[P, R]):
+    """A declared prompt: still callable as the function, plus :meth:`complete`."""
 
     def complete(self, argument: str) -> Callable[[CompleterT], CompleterT]:
         """Declare the completion function of ``argument``: it takes the value typed so far
@@ -54,18 +59,9 @@ class PromptFunction(Generic[P, R]):
         return self.spec.completions.register(argument)
 
 
-class ResourceFunction(Generic[P, R]):
+class ResourceFunction(DeclaredFunction[P, R]):
     """A declared resource or template: still callable as the function, plus :meth:`complete`
     for a template's variables."""
-
-    def __init__(self, function: Callable[P, R], spec: ResourceSpec) -> None:
-        self.__wrapped__ = function
-        self.spec = spec
-        self.__doc__ = function.__doc__
-        self.__name__ = getattr(function, "__name__", spec.name)
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self.__wrapped__(*args, **kwargs)
 
     def complete(self, variable: str) -> Callable[[CompleterT], CompleterT]:
         """Declare the completion function of a template variable."""
