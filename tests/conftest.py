@@ -251,3 +251,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if reports:
         sys.stderr.write("asyncio reported a leak after the last test:\n  " + "\n  ".join(reports) + "\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def notes_http_url() -> Iterator[str]:
+    """``examples/notes_server.py --port N``, a fresh process per test (the notes live in it):
+    its Streamable HTTP endpoint."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(REPO_ROOT / "examples" / "notes_server.py"), "--port", str(port)],
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening(process, port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(process)
+

@@ -7,16 +7,14 @@ resource and the template, the prompt and a completion."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from conftest import free_port, stop_process, wait_listening
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.exceptions import ToolError
@@ -36,28 +34,11 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def http_url() -> Iterator[str]:
-    """A fresh server process per test (the notes live in it)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(process, port)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(process)
-
-
 @asynccontextmanager
 async def fastmcp_client(transport: str, mode: str, request: pytest.FixtureRequest) -> AsyncIterator[Client[Any]]:
     target: StdioTransport | StreamableHttpTransport
     if transport == "http":
-        target = StreamableHttpTransport(request.getfixturevalue("http_url"))
+        target = StreamableHttpTransport(request.getfixturevalue("notes_http_url"))
     else:
         target = StdioTransport(sys.executable, [str(SERVER)], cwd=str(REPO), keep_alive=False)
     async with Client(target, mode=mode) as client:

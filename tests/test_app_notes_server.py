@@ -5,16 +5,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from conftest import free_port, stop_process, wait_listening
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -72,28 +70,11 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def http_url() -> Iterator[str]:
-    """A fresh server process per test (the notes live in it)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(process, port)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(process)
-
-
 @asynccontextmanager
 async def sdk_client(transport: str, mode: str, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
     target: StdioServerParameters | str
     if transport == "http":
-        target = request.getfixturevalue("http_url")
+        target = request.getfixturevalue("notes_http_url")
     else:
         target = StdioServerParameters(command=sys.executable, args=[str(SERVER)], cwd=str(REPO))
     async with Client(target, mode=mode) as client:  # type: ignore[arg-type]
