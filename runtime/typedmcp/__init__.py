@@ -81,6 +81,7 @@ _EXPORTS: dict[str, str] = {
     "SsePaths": "transports.http_sse_server",
     "close_sse_stream": "transports.http_streams",
     "BearerAuth": "auth.bearer",
+    "Principal": "protocol.origin",
     "OAuthProvider": "auth.oauth",
 }
 
@@ -109,6 +110,7 @@ __all__ = [
     "NegotiationTimeout",
     "NotAnMcpReply",
     "OAuthProvider",
+    "Principal",
     "ProtocolViolation",
     "RedirectNotFollowed",
     "RequestContext",
@@ -186,7 +188,7 @@ if TYPE_CHECKING:
     from .protocol.errors import AuthRequired, HttpError
     from .protocol.feed import ChangeFeed
     from .protocol.options import UnknownOptionError
-    from .protocol.origin import RequestOrigin, request_origin
+    from .protocol.origin import Principal, RequestOrigin, request_origin
     from .protocol.packages import VersionError
     from .protocol.results import InvalidResult, ProtocolViolation
     from .protocol.stubs import RequestContext, ToolError

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 #: Headers never shown to handlers: the bearer token is the transport's business (the
@@ -31,6 +31,29 @@ class BearerCheck(Protocol):
 
     @property
     def resource_metadata(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a verified access token speaks for: what the token verifiers return.
+
+    Identity is ``issuer``, ``subject`` and ``client_id``: equality, hashing and ``repr``
+    (which the session and request-state bindings fingerprint) use only those, so a
+    refreshed or stepped-up token of the same caller keeps its sessions. ``scopes`` and
+    ``claims`` are what this token grants and says; ``expires_at`` is a ``time.time()``
+    value (None: no expiry known).
+    """
+
+    subject: str
+    issuer: str | None = None
+    client_id: str | None = None
+    scopes: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    expires_at: float | None = field(default=None, compare=False, repr=False)
+
+    def has_scopes(self, required: frozenset[str] | set[str] | tuple[str, ...]) -> bool:
+        """Whether this token grants every scope in ``required``."""
+        return self.scopes.issuperset(required)
 
 
 @dataclass(frozen=True)
