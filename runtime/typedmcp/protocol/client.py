@@ -55,7 +55,7 @@ from .meta import (
 )
 from .negotiation import AUTO, ERA_MEMORY, HANDSHAKE, STATELESS, ProtocolChoice, choose_packages
 from . import probing
-from .packages import ProtocolPackage, VersionError, own_package
+from .packages import ProtocolPackage, VersionError, own_package, runtime_version
 from .probing import NegotiationTimeout, probe_on_pipe
 from .results import ProtocolViolation, holds_models, invalid_result, plain, to_wire, validate_any_result
 from .session import CommonBuiltins, Session
@@ -128,7 +128,7 @@ class ClientSession(Session):
             self.request_timeout = request_timeout
         self.builtins = CommonBuiltins(self)
         self._handler_base = client_module.ClientHandlers
-        self.client_info = client_info or {"name": "mcp-codegen", "version": "0.1.0"}
+        self.client_info = client_info or {"name": "typedmcp", "version": runtime_version()}
         self.list_changed = tuple(list_changed)
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
