@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from scoped_app import READ, TOKENS, WRITE, LowLevel, bearer_auth, build_app, principal
@@ -247,7 +247,7 @@ def test_removing_a_declaration_removes_its_requirement() -> None:
 
 def test_a_bad_access_policy_on_handlers_is_named_at_start() -> None:
     class Broken(LowLevel):
-        access_policy = {"tools": {"write": ["notes:write"]}}  # type: ignore[assignment]
+        access_policy: ClassVar[Any] = {"tools": {"write": ["notes:write"]}}
 
     with pytest.raises(TypeError, match=r"^Broken.access_policy must be an AccessPolicy, not dict"):
         http_app(Broken(), auth=bearer_auth())
@@ -271,14 +271,15 @@ def test_a_stepped_up_principal_is_the_same_caller() -> None:
 async def test_handshake_call_without_the_scope_is_403_with_the_step_up_challenge() -> None:
     app = build_app()
     calls: list[str] = []
-    app.add_tool(lambda: calls.append("ran") or "x", name="audited", scopes=[WRITE, "notes:audit"])
+    app.add_tool(lambda: calls.append("ran") or "x", name="audited", scopes=[READ, "notes:audit"])
     session = await Handshake(served(app), "reader").open()
     error = assert_forbidden(await session.request("tools/call", {"name": "add", "arguments": {"title": "t"}}), WRITE)
     assert error["code"] == -32600
     assert error["message"].startswith("Forbidden: tool 'add' needs scope notes:write")
     assert error["data"] == {"requiredScopes": [WRITE], "missingScopes": [WRITE]}
-    # the challenge names every scope the call needs, not only the missing ones
-    assert_forbidden(await session.request("tools/call", {"name": "audited", "arguments": {}}), "notes:audit", WRITE)
+    # the challenge names every scope the call needs (reader has notes:read), not only the missing one
+    audited = assert_forbidden(await session.request("tools/call", {"name": "audited", "arguments": {}}), "notes:audit", READ)
+    assert audited["data"] == {"requiredScopes": ["notes:audit", READ], "missingScopes": ["notes:audit"]}
     assert calls == []  # no handler ran
     assert tool_text(await session.request("tools/call", {"name": "search", "arguments": {"query": "q"}})) == "found q"
 
