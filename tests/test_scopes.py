@@ -10,6 +10,7 @@ headers; the client tests run it under uvicorn."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 from dataclasses import dataclass
@@ -18,10 +19,14 @@ from typing import Any, ClassVar
 import pytest
 from scoped_app import READ, TOKENS, WRITE, LowLevel, bearer_auth, build_app, principal
 
+import mcp_generated.v2025_11_25
 from typedmcp import http_app
 from typedmcp.app import DeclarationError, McpApp
+from typedmcp.connecting import connect_memory
+from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.protocol.access import AccessPolicy, Refusal, Requirement, granted_scopes, requires
 from typedmcp.protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+from typedmcp.protocol.origin import serving_origin
 from typedmcp.stateless.sealing import principal_tag
 
 pytestmark = pytest.mark.anyio
@@ -504,3 +509,27 @@ def test_requirement_of_none_is_no_requirement() -> None:
     assert Requirement.of([], None) is None
     with pytest.raises(ValueError, match=r"requires\(\) needs a scope or allow="):
         requires()
+
+
+# -- the session's own guard, and a handshake-only server -----------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["v2025_11_25", "v2026_07_28"])
+async def test_the_session_refuses_too_where_no_http_gate_ran(protocol: str) -> None:
+    """A transport without the HTTP gate (here in process, the principal set around it):
+    the session itself refuses with the JSON-RPC error and filters the lists."""
+    package = importlib.import_module(f"mcp_generated.{protocol}")
+    with serving_origin({}, TOKENS["reader"]):
+        async with connect_memory(build_app(), protocol=package) as client:
+            assert sorted(tool.name for tool in (await client.list_tools()).tools) == ["hello", "search"]
+            with pytest.raises(RpcError) as refused:
+                await client.call_tool(name="add", arguments={"title": "t"})
+            assert refused.value.code == -32600
+            assert refused.value.data == {"requiredScopes": [WRITE], "missingScopes": [WRITE]}
+            assert (await client.call_tool(name="search", arguments={"query": "q"})).content[0].text == "found q"  # type: ignore[union-attr]
+
+
+async def test_a_handshake_only_server_refuses_with_403_too() -> None:
+    app = served(build_app(), packages=[mcp_generated.v2025_11_25])
+    session = await Handshake(app, "reader").open()
+    assert_forbidden(await session.request("tools/call", {"name": "add", "arguments": {"title": "t"}}), WRITE)
