@@ -324,6 +324,7 @@ async def test_resources_prompts_and_completions_are_guarded() -> None:
     assert_forbidden(await session.request("completion/complete", complete), READ)
     template = {"ref": {"type": "ref/resource", "uri": "notes://{note_id}"}, "argument": {"name": "note_id", "value": ""}}
     assert_forbidden(await session.request("completion/complete", template), READ)
+    assert_forbidden(await session.request("resources/subscribe", {"uri": "notes://3"}), READ)
     readme = await session.request("resources/read", {"uri": "public://readme"})
     assert readme.json()["result"]["contents"][0]["text"] == "readme"
     assert (await session.request("prompts/get", {"name": "greet"})).status == 200

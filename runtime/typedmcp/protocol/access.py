@@ -20,8 +20,10 @@ and nothing is hidden: there is no token to judge.
 Over HTTP, a call without a required scope is refused with ``403`` and a
 ``WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`` challenge before its
 handler runs (the step-up flow of the MCP authorization spec); a refusing predicate is a
-``403`` without that challenge (no wider token would help). Lists show a caller only what
-its token may use unless ``hide_unauthorized=False``.
+``403`` without that challenge (no wider token would help). Guarded: ``tools/call``,
+``resources/read`` and ``resources/subscribe``, ``prompts/get``, and ``completion/complete``
+of a guarded prompt or template. Lists show a caller only what its token may use unless
+``hide_unauthorized=False``.
 """
 
 from __future__ import annotations
@@ -193,7 +195,7 @@ class AccessPolicy:
             return _named("tool", self.tools, params.get("name"))
         if method == "prompts/get":
             return _named("prompt", self.prompts, params.get("name"))
-        if method == "resources/read":
+        if method in ("resources/read", "resources/subscribe"):
             uri = params.get("uri")
             found = self.resource_requirement(uri) if isinstance(uri, str) else None
             return (f"resource {uri!r}", found[1]) if found else None
