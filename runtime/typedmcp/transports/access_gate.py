@@ -76,10 +76,13 @@ async def refused_post(
 
 def policy_of_request(app: Any, headers: Mapping[str, str]) -> AccessPolicy | None:
     """The access policy serving a POST to :class:`~.http_server.HttpApp` ``app``: its
-    stateless endpoint's, else that of the session the request names (the handlers are
-    the same object for both eras and every session)."""
+    stateless endpoint's, else that of the session the request names, else of any session
+    of this worker (the handlers are the same object for both eras and every session). A
+    worker holding no session yet (a shared session served here first) finds none: the
+    session's own guard then refuses with the JSON-RPC error alone."""
     if app.modern is not None:
         policy: AccessPolicy | None = app.modern.server.access_policy
         return policy
-    session = app.sessions.get(headers.get("mcp-session-id", ""))
+    sessions = app.sessions
+    session = sessions.get(headers.get("mcp-session-id", "")) or next(iter(sessions.values()), None)
     return session.server.access_policy if session is not None else None
