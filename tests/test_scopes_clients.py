@@ -1,4 +1,5 @@
-"""Scopes seen by real clients: the step-up of this project's OAuth client end to end (a
+"""Scopes seen by real clients: the step-up of this project's OAuth client and of the SDK's
+OAuthClientProvider end to end (a
 403 ``insufficient_scope``, a new authorization asking for the wider scope, the retried
 call succeeding, the handshake-era session kept), the official SDK client (mcp 2.3.0)
 seeing the refusal, the notes example behind ``BearerAuth``, and stdio (no token: not
@@ -13,12 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import pytest
+from mcp.client.auth.oauth2 import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.shared.exceptions import MCPError
+from pydantic import AnyUrl
 from scoped_app import READ, WRITE, bearer_auth, build_app, principal
 from test_http_server import ServerThread
 from test_oauth_client import World, provider
@@ -183,3 +188,57 @@ async def test_a_forbidden_call_reaches_no_handler(notes_app: Any) -> None:
             with pytest.raises(RpcError, match="needs scope notes:write"):
                 await client.call_tool(name="add_note", arguments={"title": "t", "body": "b"})
     assert notes_server.NOTES == {}
+
+
+class SdkMemoryStorage:
+    """The SDK's TokenStorage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def test_the_sdk_oauth_client_steps_up_on_our_403_and_the_call_succeeds() -> None:
+    world = ScopedWorld(prm_scopes=[READ])
+    redirects: list[str] = []
+
+    async def redirect_handler(url: str) -> None:  # the "browser": the mock server approves at once
+        async with httpx2.AsyncClient() as browser:
+            answer = await browser.get(url, follow_redirects=False)
+        redirects.append(answer.headers["location"])
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        query = parse_qs(urlsplit(redirects[-1]).query)
+        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0])
+
+    async with running(world):
+        auth = OAuthClientProvider(
+            world.url,
+            OAuthClientMetadata(redirect_uris=[AnyUrl("http://127.0.0.1:9/callback")], client_name="sdk"),
+            SdkMemoryStorage(),
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+        )
+        async with (
+            httpx2.AsyncClient(auth=auth) as http,
+            streamable_http_client(world.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            assert sorted(tool.name for tool in (await session.list_tools()).tools) == ["hello", "search"]
+            added = await session.call_tool("add", {"title": "t"})
+            assert added.content[0].text == "added t"  # type: ignore[union-attr]
+    assert [a.params["scope"] for a in world.authorizations] == [READ, f"{READ} {WRITE}"]
+    assert world.statuses is not None and world.statuses.count(403) == 1
