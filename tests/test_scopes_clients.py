@@ -1,9 +1,8 @@
-"""Scopes seen by real clients: the step-up of this project's OAuth client and of the SDK's
-OAuthClientProvider end to end (a
-403 ``insufficient_scope``, a new authorization asking for the wider scope, the retried
-call succeeding, the handshake-era session kept), the official SDK client (mcp 2.3.0)
-seeing the refusal, the notes example behind ``BearerAuth``, and stdio (no token: not
-enforced)."""
+"""Scopes seen by real clients: the step-up of this project's OAuth client and of the
+SDK's OAuthClientProvider end to end (a 403 ``insufficient_scope``, a new authorization
+asking for the wider scope, the retried call succeeding, the handshake-era session kept),
+the official SDK client (mcp 2.3.0) seeing the refusal, the notes example behind
+``BearerAuth``, and stdio (no token: not enforced)."""
 
 from __future__ import annotations
 
