@@ -81,13 +81,18 @@ class Requirement:
             return None
         return cls(scope_set, allow)
 
-    def missing(self, principal: Any) -> frozenset[str]:
-        """The required scopes ``principal``'s token does not grant."""
-        return self.scopes - granted_scopes(principal) if self.scopes else frozenset()
+    def missing(self, principal: Any, granted: frozenset[str] | None = None) -> frozenset[str]:
+        """The required scopes ``principal``'s token does not grant (``granted``: its
+        scopes, when the caller already has them)."""
+        if not self.scopes:
+            return frozenset()
+        return self.scopes - (granted_scopes(principal) if granted is None else granted)
 
-    def allows(self, principal: Any) -> bool:
+    def allows(self, principal: Any, granted: frozenset[str] | None = None) -> bool:
         """Whether ``principal`` may use what this guards (scopes and predicate)."""
-        return not self.missing(principal) and self._predicate_allows(principal)
+        if self.scopes and not self.scopes <= (granted_scopes(principal) if granted is None else granted):
+            return False
+        return self._predicate_allows(principal)
 
     def _predicate_allows(self, principal: Any) -> bool:
         if self.allow is None:
@@ -111,6 +116,8 @@ def granted_scopes(principal: Any) -> frozenset[str]:
     """The scopes a principal's token grants: its ``scopes`` attribute (or key), a
     collection or a space-separated string; none when it has neither."""
     scopes = principal.get("scopes") if isinstance(principal, Mapping) else getattr(principal, "scopes", None)
+    if isinstance(scopes, frozenset):  # a Principal's (the common case): as it is
+        return scopes
     if isinstance(scopes, str):
         return frozenset(scopes.split())
     if isinstance(scopes, Iterable):
@@ -230,11 +237,12 @@ class AccessPolicy:
         items = result.get(key)
         if not isinstance(items, list):
             return result
-        kept = [item for item in items if self._item_allowed(kind, item, id_key, principal)]
+        granted = granted_scopes(principal)
+        kept = [item for item in items if self._item_allowed(kind, item, id_key, principal, granted)]
         return result if len(kept) == len(items) else {**result, key: kept}
 
-    def _item_allowed(self, kind: str, item: Any, id_key: str, principal: Any) -> bool:
-        ident = item.get(id_key) if isinstance(item, Mapping) else None
+    def _item_allowed(self, kind: str, item: Any, id_key: str, principal: Any, granted: frozenset[str]) -> bool:
+        ident = item.get(id_key) if isinstance(item, dict) else None  # (wire data: dicts)
         if not isinstance(ident, str):
             return True
         table = self.tools if kind == "tool" else self.prompts
@@ -243,7 +251,7 @@ class AccessPolicy:
             requirement = found[1] if found else None
         else:
             requirement = table.get(ident)
-        return requirement is None or requirement.allows(principal)
+        return requirement is None or requirement.allows(principal, granted)
 
 
 def _named(kind: str, table: Mapping[str, Requirement], name: Any) -> tuple[str, Requirement] | None:
