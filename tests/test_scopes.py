@@ -534,3 +534,15 @@ async def test_a_handshake_only_server_refuses_with_403_too() -> None:
     app = served(build_app(), packages=[mcp_generated.v2025_11_25])
     session = await Handshake(app, "reader").open()
     assert_forbidden(await session.request("tools/call", {"name": "add", "arguments": {"title": "t"}}), WRITE)
+
+
+async def test_session_caps_count_a_stepped_up_token_as_the_same_client() -> None:
+    """``max_sessions_per_client`` keys on the principal: alice's wider token is still
+    alice (her idle session makes room), eve is someone else (her session stays)."""
+    app = served(build_app(), max_sessions_per_client=1)
+    eve = await Handshake(app, "nobody").open()
+    first = await Handshake(app, "reader").open()
+    second = await Handshake(app, "writer").open()  # alice again: her first session is ended
+    assert (await first.request("tools/list")).status == 404
+    assert (await second.request("tools/list")).status == 200
+    assert (await eve.request("tools/list")).status == 200
