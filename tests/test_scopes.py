@@ -546,3 +546,34 @@ async def test_session_caps_count_a_stepped_up_token_as_the_same_client() -> Non
     assert (await first.request("tools/list")).status == 404
     assert (await second.request("tools/list")).status == 200
     assert (await eve.request("tools/list")).status == 200
+
+
+async def test_a_stepped_up_token_may_cancel_its_own_stateless_request_and_no_one_else_may() -> None:
+    started, never = asyncio.Event(), asyncio.Event()
+    cancelled: list[str] = []
+
+    async def wait() -> str:
+        started.set()
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            cancelled.append("wait")
+            raise
+        return "never"
+
+    scoped = build_app()
+    scoped.add_tool(wait, name="wait", scopes=[READ])
+    app = served(scoped)
+    call = asyncio.ensure_future(stateless(app, "reader", "tools/call", {"name": "wait", "arguments": {}}))
+    await asyncio.wait_for(started.wait(), 5)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": "notifications/cancelled"}
+    eve = await exchange(app, cancel, {**headers, "authorization": "Bearer nobody"})
+    assert eve.status == 202
+    # a whole request served meanwhile: a cancel that had reached the call has landed by now
+    assert tool_text(await stateless(app, "nobody", "tools/call", {"name": "hello", "arguments": {}})) == "hello"
+    assert cancelled == [] and not call.done()  # someone else's cancel reached nothing
+    alice = await exchange(app, cancel, {**headers, "authorization": "Bearer writer"})
+    assert alice.status == 202
+    assert (await asyncio.wait_for(call, 5)).status == 204  # cancelled: nothing more is sent
+    assert cancelled == ["wait"]
