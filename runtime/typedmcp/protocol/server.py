@@ -25,8 +25,8 @@ from ..engine.jsonrpc import (
 from .access import LIST_ITEMS, access_policy_of
 from .capabilities import has_capability
 from .feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED
-from .origin import request_origin
 from .meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
+from .origin import request_origin
 from .packages import ProtocolPackage, generated_beside, package_of
 from .results import describe, plain, to_wire
 from .session import CommonBuiltins, Session
