@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .engine.jsonrpc import Engine
+from .protocol.access import access_policy_of
 from .protocol.options import check_options, keyword_parameters
 from .protocol.packages import package_of
 from .protocol.server import ServerSession
@@ -23,6 +24,7 @@ from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 if TYPE_CHECKING:
     from .transports.http_server import HttpApp
 
+logger = logging.getLogger("typedmcp")
 #: Setting it switches :func:`http_app` to state shared by workers, in Redis.
 REDIS_URL_ENV = "MCP_REDIS_URL"
 #: The options of :func:`http_app` about shared state (see ``typedmcp.state``).
@@ -138,6 +140,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     from .transports.http_stateless import ModernEndpoint
 
     check_options("http_app", options, http_options())
+    warn_unenforced_scopes(handlers, options.get("auth"))
     options = with_handler_defaults(handlers, options)
     state = sessions = None
     if SHARED_OPTIONS & options.keys() or os.environ.get(REDIS_URL_ENV):
@@ -177,3 +180,20 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
         state=state,
         **app_options,
     )
+
+
+def warn_unenforced_scopes(handlers: object, auth: object) -> None:
+    """Warn when the handlers declare scopes (an access policy) but the HTTP app has no
+    ``auth``: without a verified token there is no principal, so nothing is enforced."""
+    policy = access_policy_of(handlers)
+    if policy and auth is None:
+        guarded = sorted(
+            [f"tool {name!r}" for name in policy.tools]
+            + [f"resource {uri!r}" for uri in policy.resources]
+            + [f"prompt {name!r}" for name in policy.prompts]
+        )
+        logger.warning(
+            "%s declare scopes (%s) but http_app has no auth=: they are not enforced and "
+            "every caller may use everything; pass auth=BearerAuth(verify, resource_metadata)",
+            type(handlers).__name__, ", ".join(guarded),
+        )

@@ -20,6 +20,7 @@ from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
+from ..protocol.access import AccessPolicy, Allow, Requirement
 from ..protocol.feed import ChangeFeed
 from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
@@ -108,6 +109,7 @@ class McpApp(ServerHandlers):
         instructions: str | None = None,
         changes: ChangeFeed | None = None,
         cache: CachePolicy | None = None,
+        hide_unauthorized: bool = True,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -124,6 +126,10 @@ class McpApp(ServerHandlers):
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
         self._disabled: set[tuple[str, str]] = set()
+        #: The scopes and predicates of the declarations (``scopes=``, ``allow=``), which
+        #: the runtime enforces for authenticated callers (see ``typedmcp.protocol.access``);
+        #: ``hide_unauthorized``: lists leave out what the caller's token may not use.
+        self.access_policy = AccessPolicy(hide_unauthorized=hide_unauthorized)
         #: The loop serving the app (seen by its handlers): changes made in a worker
         #: thread (a sync tool adding a tool) are announced on it.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -174,6 +180,8 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
     def tool(
         self,
@@ -187,11 +195,15 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
         """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
         unchanged. The name defaults to the function's, the description to the
         docstring's first paragraph; ``structured_output=False`` leaves out the output
-        schema."""
+        schema. ``scopes``: the OAuth scopes a caller's token needs to call it; ``allow``:
+        a predicate on the caller's principal (claims, roles) that must hold too (enforced
+        over HTTP with ``auth``; see ``typedmcp.protocol.access``)."""
         if isinstance(function, str):
             raise DeclarationError(
                 f"write @app.tool(name={function!r}): the name is a keyword argument"
@@ -203,7 +215,7 @@ class McpApp(ServerHandlers):
             return self.add_tool(
                 declared, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta,
-                structured_output=structured_output,
+                structured_output=structured_output, scopes=scopes, allow=allow,
             )
 
         return decorator
@@ -219,8 +231,11 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[P, R]:
         """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
+        requirement = _requirement("tool", scopes, allow)
         spec = declare_tool(
             function, name=name, title=title, description=description, annotations=annotations,
             icons=icons, meta=meta, structured_output=structured_output,
@@ -232,6 +247,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._tools[spec.name] = spec
+        _guard(self.access_policy.tools, spec.name, requirement)
         self._announce(self.changes.tools_changed)
         return function
 
@@ -240,6 +256,7 @@ class McpApp(ServerHandlers):
         if self._tools.pop(name, None) is None:
             raise KeyError(f"no tool named {name!r} (tools: {', '.join(self._tools) or 'none'})")
         self._disabled.discard(("tool", name))
+        self.access_policy.tools.pop(name, None)
         self._announce(self.changes.tools_changed)
 
     def resource(
@@ -252,6 +269,8 @@ class McpApp(ServerHandlers):
         mime_type: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
         """Declare a resource (``"notes://index"``) or, with ``{variables}``, a resource
         template (``"notes://{note_id}"``) whose variables are the function's parameters."""
@@ -264,7 +283,7 @@ class McpApp(ServerHandlers):
         def decorator(function: Callable[P, R]) -> ResourceFunction[P, R]:
             return self.add_resource(
                 function, uri, name=name, title=title, description=description,
-                mime_type=mime_type, icons=icons, meta=meta,
+                mime_type=mime_type, icons=icons, meta=meta, scopes=scopes, allow=allow,
             )
 
         return decorator
@@ -280,8 +299,12 @@ class McpApp(ServerHandlers):
         mime_type: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> ResourceFunction[P, R]:
-        """Declare ``function`` as the resource (or template) ``uri``."""
+        """Declare ``function`` as the resource (or template) ``uri``; ``scopes`` and
+        ``allow`` guard reading it (a template: every URI it matches) as for a tool."""
+        requirement = _requirement("resource", scopes, allow)
         spec = declare_resource(
             function, uri, name=name, title=title, description=description,
             mime_type=mime_type, icons=icons, meta=meta,
@@ -294,6 +317,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); keep one"
             )
         table[uri] = spec
+        _guard(self.access_policy.resources, uri, requirement)
         self._announce(self.changes.resources_changed)
         return ResourceFunction(function, spec)
 
@@ -302,6 +326,7 @@ class McpApp(ServerHandlers):
         if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
             raise KeyError(f"no resource or template {uri!r}")
         self._disabled.discard(("resource", uri))
+        self.access_policy.resources.pop(uri, None)
         self._announce(self.changes.resources_changed)
 
     def prompt(
@@ -312,6 +337,8 @@ class McpApp(ServerHandlers):
         description: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[[Callable[P, R]], PromptFunction[P, R]]:
         """Declare a prompt; its arguments are the function's parameters. It may return a
         str (one user message), messages (``user(...)``, ``assistant(...)``) or a list."""
@@ -319,7 +346,10 @@ class McpApp(ServerHandlers):
             raise DeclarationError("write @app.prompt() with parentheses (or pass name='...')")
 
         def decorator(function: Callable[P, R]) -> PromptFunction[P, R]:
-            return self.add_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
+            return self.add_prompt(
+                function, name=name, title=title, description=description, icons=icons, meta=meta,
+                scopes=scopes, allow=allow,
+            )
 
         return decorator
 
@@ -332,8 +362,12 @@ class McpApp(ServerHandlers):
         description: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> PromptFunction[P, R]:
-        """Declare ``function`` as a prompt (what ``@app.prompt()`` does)."""
+        """Declare ``function`` as a prompt (what ``@app.prompt()`` does); ``scopes`` and
+        ``allow`` guard getting it and completing its arguments."""
+        requirement = _requirement("prompt", scopes, allow)
         spec = declare_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
         if spec.name in self._prompts:
             raise DeclarationError(
@@ -342,6 +376,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._prompts[spec.name] = spec
+        _guard(self.access_policy.prompts, spec.name, requirement)
         self._announce(self.changes.prompts_changed)
         return PromptFunction(function, spec)
 
@@ -350,6 +385,7 @@ class McpApp(ServerHandlers):
         if self._prompts.pop(name, None) is None:
             raise KeyError(f"no prompt named {name!r}")
         self._disabled.discard(("prompt", name))
+        self.access_policy.prompts.pop(name, None)
         self._announce(self.changes.prompts_changed)
 
     def enable(self, kind: Kind, name: str, enabled: bool = True) -> None:
@@ -490,3 +526,14 @@ class McpApp(ServerHandlers):
         return await completions.complete(params.argument.name, params.argument.value)
 
 
+def _requirement(kind: str, scopes: Sequence[str] | None, allow: Allow | None) -> Requirement | None:
+    """A declaration's ``scopes=`` and ``allow=``, checked (:class:`DeclarationError`)."""
+    try:
+        return Requirement.of(scopes, allow)
+    except (TypeError, ValueError) as error:
+        raise DeclarationError(f"{kind} scopes=/allow=: {error}") from None
+
+
+def _guard(table: dict[str, Requirement], key: str, requirement: Requirement | None) -> None:
+    if requirement is not None:
+        table[key] = requirement

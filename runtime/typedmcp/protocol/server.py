@@ -22,9 +22,11 @@ from ..engine.jsonrpc import (
     RpcError,
     clip,
 )
+from .access import LIST_ITEMS, access_policy_of
 from .capabilities import has_capability
 from .feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED
 from .meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
+from .origin import request_origin
 from .packages import ProtocolPackage, generated_beside, package_of
 from .results import describe, plain, to_wire
 from .session import CommonBuiltins, Session
@@ -128,6 +130,7 @@ class ServerSession(Session):
             refuse_task_hooks(handlers, self._handler_base, TaskBuiltins)
         self.subscribed_uris: set[str] = set()
         self.changes = changes
+        self.access_policy = access_policy_of(handlers)  # scopes per tool (protocol.access)
         self._unsubscribe = (
             changes.subscribe(self._on_change, owner=self) if changes is not None else None
         )
@@ -190,6 +193,27 @@ class ServerSession(Session):
     async def _serve(self, method: str, params: Any, request_id: RequestId) -> Any:
         if self._synthesize_meta:
             params = self._with_modern_meta(params)
+        policy, origin = self.access_policy, request_origin()
+        if policy and origin is not None and origin.principal is not None:
+            return await self._serve_guarded(method, params, request_id, origin.principal)
+        return await self._serve_open(method, params, request_id)
+
+    async def _serve_guarded(self, method: str, params: Any, request_id: RequestId, principal: Any) -> Any:
+        """Serve a request of an authenticated caller under the access policy: a refused
+        one is an error (the HTTP transports answer 403 before it gets here); a list
+        leaves out what the caller may not use."""
+        assert self.access_policy is not None
+        refusal = self.access_policy.refusal(method, params, principal)
+        if refusal is not None:
+            raise RpcError(INVALID_REQUEST, refusal.message, refusal.data)
+        result = await self._serve_open(method, params, request_id)
+        if method in LIST_ITEMS:
+            wire = to_wire(result)
+            if isinstance(wire, dict):
+                return self.access_policy.visible(method, wire, principal)
+        return result
+
+    async def _serve_open(self, method: str, params: Any, request_id: RequestId) -> Any:
         if method == CALL_TOOL:
             try:
                 if self.validate_tools:

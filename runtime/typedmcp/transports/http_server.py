@@ -39,6 +39,7 @@ from .asgi import (
     respond_error,
     respond_json,
 )
+from .access_gate import refused_post
 from .events import EventStore, MemoryEventStore
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
@@ -353,6 +354,8 @@ class HttpApp(Mountable):
         except ValueError as exc:
             await respond_error(send, 400, parse_error(body, exc))
             return
+        if principal is not None and await refused_post(self, scope, headers, message, principal, send):
+            return  # 403: the token may not do this (before any handler runs)
         if self.modern is not None and (
             self.make_session is None
             or claims(headers, message, self.legacy_versions, self.modern.versions)

@@ -28,6 +28,7 @@ from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
 from ..protocol.server import ServerSession
+from .access_gate import refused_access
 from .asgi import (
     SSE_HEADERS,
     Receive,
@@ -75,6 +76,8 @@ class SseHost(Protocol):
     def max_sessions_per_client(self) -> int: ...
 
     def owner(self, scope: Scope, principal: Any) -> Any: ...
+
+    def public_metadata_path(self, prefix: str = "") -> str: ...
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ class SseEndpoint:
         # (429) rather than cutting another of its streams, and it cannot fill the server.
         self.max_connections_per_client = app.max_sessions_per_client
         self.owner_of = app.owner
+        self.host = app  # (where a 403's challenge points: its protected-resource metadata)
         self.connections: dict[str, SseConnection] = {}
         self._engines: set[asyncio.Future[None]] = set()
         probe = self.make_session()
@@ -290,6 +294,11 @@ class SseEndpoint:
         if problem is not None:
             await respond_error(send, 400, problem)
             return
+        policy = connection.server.access_policy
+        if policy and principal is not None and await refused_access(
+            self.host, scope, headers, policy, from_json(body), principal, send
+        ):
+            return  # 403: the token may not do this (nothing reached the stream)
         await connection.inbox.put(body)
         await respond(send, 202, b"", None)
 
