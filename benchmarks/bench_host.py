@@ -6,7 +6,9 @@
   connection (``client.call_tool``): the routing overhead (goal: under 10%); the SDK's
   ``group.call_tool`` against ``session.call_tool`` on its same session, beside it;
 * the gateway (``mcp-host serve --stdio`` in front of the server) against a direct
-  connection to the server, both driven by our client: calls per second.
+  connection to the server, both driven by our client: calls per second, and the CPU
+  microseconds per call of every process on each path; beside them a line relay
+  (``peers/line_relay.py``, parsing nothing), the floor of any stdio gateway here.
 
     .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH]
 
