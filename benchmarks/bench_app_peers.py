@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -59,12 +60,22 @@ def checked(script: Path, number: int, reply: dict[str, Any]) -> None:
         raise SystemExit(f"{script.name}: tools/call {number} failed: {reply}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: One timed run: (calls/s, the load generator's CPU us per call, the server's CPU us per call).
+Run = tuple[float, float, float]
+
+
 def line(message: object) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def stdio_rate(script: Path, calls: int) -> float:
-    """Calls per second over the server's stdin/stdout."""
+def stdio_rate(script: Path, calls: int) -> Run:
+    """Calls per second over the server's stdin/stdout, and CPU us per call of each side."""
     process = subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
@@ -87,12 +98,14 @@ def stdio_rate(script: Path, calls: int) -> float:
             raise SystemExit(f"{script.name}: initialize failed")
         stdin.write(line(INITIALIZED))
         requests = [line(call(n)) for n in range(1, calls + 1)]
-        start = time.perf_counter()
+        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
         for number, request in enumerate(requests, 1):
             stdin.write(request)
             stdin.flush()
             checked(script, number, answer(number))
-        return calls / (time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        return (calls / elapsed, (time.process_time() - start_cpu) / calls * 1e6,
+                (cpu_seconds(process.pid) - start_server) / calls * 1e6)
     finally:
         stdin.close()
         try:
@@ -118,8 +131,9 @@ def http_answer(response: http.client.HTTPResponse, number: int | None) -> dict[
     return found
 
 
-def http_rate(script: Path, calls: int) -> float:
-    """Calls per second over Streamable HTTP (one keep-alive connection)."""
+def http_rate(script: Path, calls: int) -> Run:
+    """Calls per second over Streamable HTTP (one keep-alive connection), and CPU us per
+    call of each side."""
     process = subprocess.Popen(
         [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
     )
@@ -142,13 +156,14 @@ def http_rate(script: Path, calls: int) -> float:
             raise SystemExit(f"{script.name}: initialize over HTTP failed: {reply}")
         headers = {**headers, "mcp-session-id": session, "mcp-protocol-version": VERSION}
         post(INITIALIZED, None)
-        start = time.perf_counter()
+        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
         for number in range(1, calls + 1):
             _, reply = post(call(number), number)
             checked(script, number, reply or {})
-        rate = calls / (time.perf_counter() - start)
+        run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
+               (cpu_seconds(process.pid) - start_server) / calls * 1e6)
         connection.close()
-        return rate
+        return run
     finally:
         process.terminate()
         try:
@@ -158,7 +173,7 @@ def http_rate(script: Path, calls: int) -> float:
             process.wait()
 
 
-TRANSPORTS: dict[str, Callable[[Path, int], float]] = {"stdio": stdio_rate, "Streamable HTTP": http_rate}
+TRANSPORTS: dict[str, Callable[[Path, int], Run]] = {"stdio": stdio_rate, "Streamable HTTP": http_rate}
 
 
 def main() -> None:
@@ -168,17 +183,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="CI smoke run: 20 calls, 1 round")
     options = parser.parse_args()
     calls, rounds = (20, 1) if options.quick else (options.calls, options.rounds)
-    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians")
-    print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12}")
+    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians; CPU us per call of the "
+          "server (/proc) and of the load generator (process_time), the figures a busy machine disturbs least")
+    print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12} "
+          f"{'server CPU us':>14} {'it / McpApp CPU':>16} {'client CPU us':>14}")
     for transport, rate_of in TRANSPORTS.items():
-        rates: dict[str, list[float]] = {name: [] for name in SERVERS}
+        runs: dict[str, list[Run]] = {name: [] for name in SERVERS}
         for _ in range(rounds):
             for name, script in SERVERS.items():
-                rates[name].append(rate_of(script, calls))
-        ours = statistics.median(rates[OURS])
+                runs[name].append(rate_of(script, calls))
+        ours = statistics.median(run[0] for run in runs[OURS])
+        ours_cpu = statistics.median(run[2] for run in runs[OURS])
         for name in SERVERS:
-            rate = statistics.median(rates[name])
-            print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x")
+            rate = statistics.median(run[0] for run in runs[name])
+            server_cpu = statistics.median(run[2] for run in runs[name])
+            client_cpu = statistics.median(run[1] for run in runs[name])
+            cpu_ratio = f"{server_cpu / ours_cpu:.2f}x" if ours_cpu else "-"
+            print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x "
+                  f"{server_cpu:>14,.0f} {cpu_ratio:>16} {client_cpu:>14,.0f}")
 
 
 if __name__ == "__main__":
