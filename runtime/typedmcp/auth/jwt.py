@@ -1,0 +1,225 @@
+"""JWT access tokens (RFC 9068) checked against the authorization server's JWKS, with PyJWT
+(the ``auth`` extra: ``pip install 'typedmcp[auth]'``; imported when a verifier is made).
+
+:class:`JwtVerifier` accepts a token when its signature verifies with a key of the JWKS
+(RS256, ES256 or EdDSA by default: an allow-list; ``none`` and the HMAC algorithms are never
+accepted, so a public key cannot be used as a shared secret), its ``iss`` is the issuer, its
+``aud`` names this resource (RFC 8707), and ``exp``/``nbf`` hold (with ``leeway`` seconds of
+clock skew). The JWKS is fetched on first use, kept, refetched when it is older than
+``max_jwks_age`` and when a token names a ``kid`` it does not hold (a rotation), at most once
+per ``refetch_interval`` seconds: a flood of tokens with made-up ``kid`` values costs the
+authorization server one request per interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.origin import Principal
+from ..transports.http_wire import HttpTimeouts
+from .fetch import Fetch, OAuthError, http_fetch
+from .verifiers import OutageLog, VerifierUnavailable, principal_from_claims
+
+if TYPE_CHECKING:
+    from jwt import PyJWK
+
+__all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier", "require_pyjwt"]
+
+logger = logging.getLogger("typedmcp.auth")
+
+#: The asymmetric algorithms accepted unless ``algorithms=`` says otherwise.
+DEFAULT_ALGORITHMS = ("RS256", "ES256", "EdDSA")
+#: What may go into ``algorithms=``: signatures with a public key only.
+ASYMMETRIC_ALGORITHMS = frozenset(
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"}
+)
+#: The time limits of a JWKS request (seconds); the verifier's own fetch uses them.
+JWKS_TIMEOUTS = HttpTimeouts(connect=5.0, reply=10.0)
+
+
+def require_pyjwt() -> None:
+    """Import PyJWT (with its cryptography backend), or say how to install it."""
+    try:
+        import jwt  # noqa: F401
+        from jwt.algorithms import has_crypto
+    except ImportError:
+        raise ImportError(
+            "JWT verification needs PyJWT: pip install 'typedmcp[auth]' (or pip install 'pyjwt[crypto]')"
+        ) from None
+    if not has_crypto:
+        raise ImportError(
+            "JWT verification needs PyJWT's cryptography backend: pip install 'typedmcp[auth]' "
+            "(or pip install 'pyjwt[crypto]')"
+        )
+
+
+class JwtVerifier:
+    """Checks JWT access tokens against the JWKS at ``jwks_url`` (see the module's text).
+
+    ``audience``: this resource's identifier (its canonical URL, RFC 8707), or several
+    accepted ones; a token must name one of them in ``aud``. ``fetch`` makes the JWKS
+    request (default: the runtime's aiohttp client with :data:`JWKS_TIMEOUTS`;
+    ``functools.partial(http_fetch, verify=ca_file)`` for a private CA). ``clock`` times the
+    JWKS's age and the refetch limit (``time.monotonic``); token times use ``time.time``.
+    A verifier serves one event loop (the server's).
+    """
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        audience: str | Sequence[str],
+        jwks_url: str,
+        algorithms: Iterable[str] = DEFAULT_ALGORITHMS,
+        leeway: float = 30.0,
+        refetch_interval: float = 30.0,
+        max_jwks_age: float = 3600.0,
+        fetch: Fetch | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        require_pyjwt()
+        allowed = tuple(algorithms)
+        refused = [name for name in allowed if name not in ASYMMETRIC_ALGORITHMS]
+        if refused or not allowed:
+            raise ValueError(
+                f"JwtVerifier(algorithms=...) accepts only public-key signature algorithms "
+                f"({', '.join(sorted(ASYMMETRIC_ALGORITHMS))}); got {allowed!r}"
+            )
+        if not issuer or not jwks_url:
+            raise ValueError("JwtVerifier needs issuer= and jwks_url= (the authorization server's)")
+        audiences = [audience] if isinstance(audience, str) else list(audience)
+        if not audiences or not all(audiences):
+            raise ValueError("JwtVerifier needs audience=: this resource's identifier (its URL)")
+        self.issuer, self.audiences, self.jwks_url = issuer, audiences, jwks_url
+        self.algorithms, self.leeway = allowed, leeway
+        self.refetch_interval, self.max_jwks_age = refetch_interval, max_jwks_age
+        self.fetch: Fetch = fetch or functools.partial(http_fetch, timeouts=JWKS_TIMEOUTS)
+        self.clock = clock
+        self.keys: dict[str | None, PyJWK] | None = None  # by kid; None: never fetched
+        self.fetched_at = float("-inf")  # when ``keys`` came (clock)
+        self.attempted_at = float("-inf")  # the last fetch, successful or not (clock)
+        self.fetches = 0  # JWKS requests made (successful or not)
+        self.outage = OutageLog(f"the JWKS at {jwks_url}")
+        self._lock: asyncio.Lock | None = None
+
+    def authorization_servers(self) -> list[str]:
+        """The issuer, for the protected-resource metadata."""
+        return [self.issuer]
+
+    async def verify(self, token: str) -> Principal | None:
+        """The principal of a valid token; None for an invalid one (the reason is logged at
+        DEBUG). Raises :class:`VerifierUnavailable` when no key could be had to check it."""
+        import jwt
+
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as error:
+            return _rejected(f"not a JWT ({error})")
+        algorithm = header.get("alg")
+        if algorithm not in self.algorithms:
+            return _rejected(f"algorithm {algorithm!r} is not one of {', '.join(self.algorithms)}")
+        kid = header.get("kid")
+        key = await self.key_for(kid if isinstance(kid, str) else None)
+        if key is None:
+            return _rejected(f"no key {kid!r} in the JWKS at {self.jwks_url}")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key=key,
+                algorithms=[algorithm],
+                audience=self.audiences,
+                issuer=self.issuer,
+                leeway=self.leeway,
+                options={"require": ["exp", "iss", "aud", "sub"]},
+            )
+        except jwt.PyJWTError as error:
+            return _rejected(str(error))
+        subject = claims["sub"]
+        if not isinstance(subject, str) or not subject:
+            return _rejected("its sub is not a non-empty string")
+        return principal_from_claims(claims, subject)
+
+    async def key_for(self, kid: str | None) -> PyJWK | None:
+        """The JWKS key ``kid`` names (without a kid: the only key), fetching the JWKS when
+        there is none yet, when it is old, or (at most once per ``refetch_interval``) when
+        it lacks ``kid``."""
+        now = self.clock()
+        if self.keys is None or now - self.fetched_at > self.max_jwks_age:
+            await self._refresh(stale=self.keys is not None)
+        key = self._lookup(kid)
+        if key is None and self.clock() - self.attempted_at >= self.refetch_interval:
+            await self._refresh(stale=False)
+            key = self._lookup(kid)
+        return key
+
+    def _lookup(self, kid: str | None) -> PyJWK | None:
+        keys = self.keys or {}
+        if kid is None and len(keys) == 1:
+            return next(iter(keys.values()))
+        return keys.get(kid) if kid is not None else None
+
+    async def _refresh(self, *, stale: bool) -> None:
+        """Fetch the JWKS (one fetch at a time; none within ``refetch_interval`` of the last).
+        A failure keeps the keys held when they are only ``stale``; else it raises."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        attempt_seen = self.attempted_at
+        async with self._lock:
+            if self.attempted_at != attempt_seen:  # another request fetched meanwhile
+                return
+            if self.clock() - self.attempted_at < self.refetch_interval:
+                if self.keys is None:
+                    raise VerifierUnavailable(f"{self.outage.what} could not be fetched")
+                return
+            self.attempted_at = self.clock()
+            self.fetches += 1
+            try:
+                keys = await self._fetch_keys()
+            except VerifierUnavailable:
+                if stale:
+                    return
+                raise
+            self.keys, self.fetched_at = keys, self.clock()
+            self.outage.succeeded()
+
+    async def _fetch_keys(self) -> dict[str | None, PyJWK]:
+        try:
+            reply = await self.fetch("GET", self.jwks_url, b"", {"Accept": "application/json"})
+        except (OAuthError, OSError, asyncio.TimeoutError) as error:
+            raise self.outage.failed(str(error) or type(error).__name__) from None
+        if reply.status != 200:
+            raise self.outage.failed(f"answered HTTP {reply.status}")
+        document = reply.json()
+        entries = document.get("keys") if isinstance(document, dict) else None
+        if not isinstance(entries, list):
+            raise self.outage.failed('answered something other than a JWKS (no "keys" list)')
+        keys = dict(self._usable(entries))
+        if not keys:
+            raise self.outage.failed(f"holds no key for {', '.join(self.algorithms)}")
+        return keys
+
+    def _usable(self, entries: list[Any]) -> Iterable[tuple[str | None, PyJWK]]:
+        """The signing keys of the JWKS this verifier may use, by kid (others are skipped)."""
+        import jwt
+
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+                continue
+            try:
+                key = jwt.PyJWK(entry)
+            except (jwt.PyJWTError, ValueError, TypeError) as error:
+                logger.debug("skipped a key of %s: %s", self.jwks_url, error)
+                continue
+            if key.algorithm_name in self.algorithms:
+                kid = entry.get("kid")
+                yield (kid if isinstance(kid, str) else None), key
+
+
+def _rejected(reason: str) -> Principal | None:
+    logger.debug("bearer token refused: %s", reason)
+    return None
