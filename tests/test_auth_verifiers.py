@@ -228,13 +228,43 @@ async def test_a_rotated_jwks_is_picked_up_without_a_restart(
 ) -> None:
     clock = Clock()
     check = verifier(base, clock, refetch_interval=30)
-    assert await check.verify(keys["rsa"].sign()) is not None
+    before = keys["rsa"].sign(sub="before-rotation")
+    assert await check.verify(before) is not None
     rotated = SigningKey.generate("rsa", "rsa-2")
     idp.keys[:] = [rotated]  # the IdP rotates: the old key is gone, the new one published
     clock.now += 31
     principal = await check.verify(rotated.sign(sub="bob"))
     assert principal is not None and principal.subject == "bob"
     assert await check.verify(keys["rsa"].sign()) is None  # the retired key no longer passes
+    assert await check.verify(before) is None  # nor a token it signed that passed before
+    assert idp.hits["/jwks"] == 2
+
+
+async def test_a_token_that_passed_is_remembered_until_it_expires(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    now = [time.time()]
+    check = verifier(base, leeway=5, wall_clock=lambda: now[0], cache_size=2)
+    token = keys["ed25519"].sign(exp=int(now[0]) + 60)
+    first = await check.verify(token)
+    assert first is not None and await check.verify(token) is first  # remembered, not decoded again
+    now[0] += 66  # past exp and the leeway, by the wall clock
+    assert await check.verify(token) is None
+    for sub in ("a", "b", "c"):  # bounded: the least recently used is dropped
+        assert await check.verify(keys["rsa"].sign(sub=sub, exp=int(time.time()) + 600)) is not None
+    assert len(check.verified) == 2
+
+
+async def test_a_remembered_token_is_checked_afresh_once_the_jwks_is_old(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    clock = Clock()
+    check = verifier(base, clock, max_jwks_age=600)
+    token = keys["rsa"].sign(sub="long-session")
+    assert await check.verify(token) is not None
+    idp.keys[:] = [keys["ec"]]  # the RSA key is withdrawn
+    clock.now += 601  # the JWKS is due a refetch: even a remembered token waits for it
+    assert await check.verify(token) is None
     assert idp.hits["/jwks"] == 2
 
 

@@ -5,7 +5,10 @@
 (RS256, ES256 or EdDSA by default: an allow-list; ``none`` and the HMAC algorithms are never
 accepted, so a public key cannot be used as a shared secret), its ``iss`` is the issuer, its
 ``aud`` names this resource (RFC 8707), and ``exp``/``nbf`` hold (with ``leeway`` seconds of
-clock skew). The JWKS is fetched on first use, kept, refetched when it is older than
+clock skew). A token that passed is remembered (by a hash of it, at most ``cache_size``, the
+least recently used dropped) until its ``exp``, so a client's next calls cost a dictionary
+lookup, not a signature check; the memory is cleared when the JWKS's keys change. The JWKS
+is fetched on first use, kept, refetched when it is older than
 ``max_jwks_age`` and when a token names a ``kid`` it does not hold (a rotation), at most once
 per ``refetch_interval`` seconds: a flood of tokens with made-up ``kid`` values costs the
 authorization server one request per interval.
@@ -15,8 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
+import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +71,8 @@ class JwtVerifier:
     accepted ones; a token must name one of them in ``aud``. ``fetch`` makes the JWKS
     request (default: the runtime's aiohttp client with :data:`JWKS_TIMEOUTS`;
     ``functools.partial(http_fetch, verify=ca_file)`` for a private CA). ``clock`` times the
-    JWKS's age and the refetch limit (``time.monotonic``); token times use ``time.time``.
+    JWKS's age and the refetch limit (``time.monotonic``); ``wall_clock`` the expiry of
+    remembered tokens (``time.time``; PyJWT checks a new token's times against ``time.time``).
     A verifier serves one event loop (the server's).
     """
 
@@ -79,8 +86,10 @@ class JwtVerifier:
         leeway: float = 30.0,
         refetch_interval: float = 30.0,
         max_jwks_age: float = 3600.0,
+        cache_size: int = 10_000,
         fetch: Fetch | None = None,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         require_pyjwt()
         allowed = tuple(algorithms)
@@ -99,8 +108,12 @@ class JwtVerifier:
         self.algorithms, self.leeway = allowed, leeway
         self.refetch_interval, self.max_jwks_age = refetch_interval, max_jwks_age
         self.fetch: Fetch = fetch or functools.partial(http_fetch, timeouts=JWKS_TIMEOUTS)
-        self.clock = clock
+        self.clock, self.wall_clock = clock, wall_clock
+        self.cache_size = cache_size
+        # sha256(token) -> (its principal, its exp): tokens that passed, until they expire
+        self.verified: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
         self.keys: dict[str | None, PyJWK] | None = None  # by kid; None: never fetched
+        self.published: frozenset[str] = frozenset()  # the JWKS's entries (JSON) as fetched
         self.fetched_at = float("-inf")  # when ``keys`` came (clock)
         self.attempted_at = float("-inf")  # the last fetch, successful or not (clock)
         self.fetches = 0  # JWKS requests made (successful or not)
@@ -114,6 +127,25 @@ class JwtVerifier:
     async def verify(self, token: str) -> Principal | None:
         """The principal of a valid token; None for an invalid one (the reason is logged at
         DEBUG). Raises :class:`VerifierUnavailable` when no key could be had to check it."""
+        digest = hashlib.sha256(token.encode()).digest()
+        remembered = self.verified.get(digest)
+        if remembered is not None:
+            known, expiry = remembered
+            if self.wall_clock() >= expiry + self.leeway:
+                del self.verified[digest]
+                return _rejected("expired")
+            if self.clock() - self.fetched_at <= self.max_jwks_age:
+                self.verified.move_to_end(digest)
+                return known
+            del self.verified[digest]  # the JWKS is due a refetch: check afresh
+        principal = await self._check(token)
+        if principal is not None and principal.expires_at is not None and self.cache_size > 0:
+            self.verified[digest] = (principal, principal.expires_at)
+            while len(self.verified) > self.cache_size:
+                self.verified.popitem(last=False)
+        return principal
+
+    async def _check(self, token: str) -> Principal | None:
         import jwt
 
         try:
@@ -179,15 +211,19 @@ class JwtVerifier:
             self.attempted_at = self.clock()
             self.fetches += 1
             try:
-                keys = await self._fetch_keys()
+                keys, published = await self._fetch_keys()
             except VerifierUnavailable:
                 if stale:
                     return
                 raise
-            self.keys, self.fetched_at = keys, self.clock()
+            entries = frozenset(json.dumps(entry, sort_keys=True) for entry in published)
+            if entries != self.published:
+                self.verified.clear()  # a key was withdrawn, maybe compromised: check afresh
+            self.keys, self.published, self.fetched_at = keys, entries, self.clock()
             self.outage.succeeded()
 
-    async def _fetch_keys(self) -> dict[str | None, PyJWK]:
+    async def _fetch_keys(self) -> tuple[dict[str | None, PyJWK], list[Any]]:
+        """The usable keys of the JWKS by kid, and its entries as published."""
         try:
             reply = await self.fetch("GET", self.jwks_url, b"", {"Accept": "application/json"})
         except (OAuthError, OSError, asyncio.TimeoutError) as error:
@@ -201,7 +237,7 @@ class JwtVerifier:
         keys = dict(self._usable(entries))
         if not keys:
             raise self.outage.failed(f"holds no key for {', '.join(self.algorithms)}")
-        return keys
+        return keys, entries
 
     def _usable(self, entries: list[Any]) -> Iterable[tuple[str | None, PyJWK]]:
         """The signing keys of the JWKS this verifier may use, by kid (others are skipped)."""
