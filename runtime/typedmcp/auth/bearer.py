@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .verifiers import TokenVerifier
+
+if TYPE_CHECKING:
+    from .fetch import Fetch
 
 logger = logging.getLogger("typedmcp.auth")
 
@@ -65,14 +68,22 @@ class BearerAuth:
         jwks_url: str,
         resource: str | None = None,
         scopes_supported: Iterable[str] | None = None,
-        **options: Any,
+        algorithms: Iterable[str] = ("RS256", "ES256", "EdDSA"),
+        leeway: float = 30.0,
+        refetch_interval: float = 30.0,
+        max_jwks_age: float = 3600.0,
+        cache_size: int = 10_000,
+        fetch: Fetch | None = None,
     ) -> BearerAuth:
-        """JWT access tokens checked against ``jwks_url`` (:class:`~typedmcp.auth.jwt.JwtVerifier`;
-        ``options`` are its ``algorithms``, ``leeway``, ``refetch_interval``, ``max_jwks_age``,
-        ``fetch``). ``resource`` defaults to ``audience`` when that is one http(s) URL."""
+        """JWT access tokens checked against ``jwks_url`` (:class:`~typedmcp.auth.jwt.JwtVerifier`,
+        which the other arguments go to). ``resource`` defaults to ``audience`` when that is
+        one http(s) URL."""
         from .jwt import JwtVerifier
 
-        verifier = JwtVerifier(issuer=issuer, audience=audience, jwks_url=jwks_url, **options)
+        verifier = JwtVerifier(
+            issuer=issuer, audience=audience, jwks_url=jwks_url, algorithms=algorithms, leeway=leeway,
+            refetch_interval=refetch_interval, max_jwks_age=max_jwks_age, cache_size=cache_size, fetch=fetch,
+        )
         if resource is None and isinstance(audience, str) and audience.startswith(("https://", "http://")):
             resource = audience
         return cls.from_verifier(verifier, resource=resource, scopes_supported=scopes_supported)
@@ -88,16 +99,21 @@ class BearerAuth:
         audience: str | Sequence[str] | None = None,
         resource: str | None = None,
         scopes_supported: Iterable[str] | None = None,
-        **options: Any,
+        leeway: float = 30.0,
+        cache_size: int = 10_000,
+        max_cache_seconds: float = 300.0,
+        inactive_cache_seconds: float = 10.0,
+        fetch: Fetch | None = None,
     ) -> BearerAuth:
         """Tokens checked by RFC 7662 introspection
-        (:class:`~typedmcp.auth.introspection.IntrospectionVerifier`; ``options`` are its
-        ``leeway``, ``cache_size``, ``max_cache_seconds``, ``inactive_cache_seconds``, ``fetch``)."""
+        (:class:`~typedmcp.auth.introspection.IntrospectionVerifier`, which the other
+        arguments go to)."""
         from .introspection import IntrospectionVerifier
 
         verifier = IntrospectionVerifier(
             introspection_url=introspection_url, client_id=client_id, client_secret=client_secret,
-            issuer=issuer, audience=audience, **options,
+            issuer=issuer, audience=audience, leeway=leeway, cache_size=cache_size,
+            max_cache_seconds=max_cache_seconds, inactive_cache_seconds=inactive_cache_seconds, fetch=fetch,
         )
         if resource is None and isinstance(audience, str) and audience.startswith(("https://", "http://")):
             resource = audience
