@@ -12,6 +12,7 @@ counted) for the token's life and no longer, the cache bounded, iss/aud checked.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -297,6 +298,16 @@ async def test_an_unreachable_jwks_is_unavailable_logged_once(
     outages = [r.getMessage() for r in caplog.records if "HTTP 502" in r.getMessage()]
     assert len(outages) == 1, caplog.text
     assert any("reachable again" in r.getMessage() for r in caplog.records)
+
+
+async def test_requests_waiting_on_a_failed_first_fetch_are_unavailable_too(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    idp.down = True
+    check = verifier(base, Clock(), refetch_interval=30)
+    outcomes = await asyncio.gather(*(check.verify(keys["rsa"].sign()) for _ in range(5)), return_exceptions=True)
+    assert all(isinstance(outcome, VerifierUnavailable) for outcome in outcomes), outcomes
+    assert idp.hits["/jwks"] == 1  # one fetch for all of them
 
 
 async def test_a_jwks_at_a_closed_port_is_unavailable(keys: dict[str, SigningKey]) -> None:

@@ -202,9 +202,8 @@ class JwtVerifier:
             self._lock = asyncio.Lock()
         attempt_seen = self.attempted_at
         async with self._lock:
-            if self.attempted_at != attempt_seen:  # another request fetched meanwhile
-                return
-            if self.clock() - self.attempted_at < self.refetch_interval:
+            recent = self.clock() - self.attempted_at < self.refetch_interval
+            if self.attempted_at != attempt_seen or recent:  # fetched meanwhile, or just now
                 if self.keys is None:
                     raise VerifierUnavailable(f"{self.outage.what} could not be fetched")
                 return
