@@ -5,7 +5,7 @@ and JWT access tokens (RFC 9068, Authlib's ``JWTBearerTokenGenerator``) checked 
 authorization server's JWKS. Both run under uvicorn on 127.0.0.1.
 
 The client starts without a token: our 401 names the RFC 9728 document, which names the
-authorization server; the client reads its RFC 8414 metadata, sends the user to
+authorization server; the client (the SDK's, then the runtime's own ``OAuthProvider``) reads its RFC 8414 metadata, sends the user to
 ``/authorize`` (approved at once here, as a logged-in user would be), trades the code for a
 token at ``/token`` and calls the tool, which sees the user as its principal. The token's
 ``aud`` is the ``resource`` the client asked for, so a client that left it out would be
@@ -299,6 +299,7 @@ def login_server() -> Iterator[LoginServer]:
 async def test_the_sdk_client_logs_in_with_pkce_and_calls_the_tool_as_the_user(login_server: LoginServer) -> None:
     issuer = login_server.base
     auth = BearerAuth.jwt(issuer=issuer, audience="http://placeholder.invalid/mcp", jwks_url=f"{issuer}/jwks")
+    login_server.requests.clear()
     with ServerThread(http_app(guarded_app, auth=auth)) as mcp_server:
         assert auth.verifier is not None
         auth.verifier.audiences = [mcp_server.url]  # type: ignore[attr-defined]  # (its port: known now)
@@ -335,3 +336,29 @@ async def test_the_sdk_client_logs_in_with_pkce_and_calls_the_tool_as_the_user(l
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
     assert claims["aud"] == mcp_server.url and claims["iat"] >= int(started) - 1
     assert jwt.get_unverified_header(storage.tokens.access_token)["typ"] == "at+jwt"
+
+
+async def test_the_runtime_client_logs_in_with_pkce_and_calls_the_tool_as_the_user(login_server: LoginServer) -> None:
+    from typedmcp.auth.fetch import auto_approve
+    from typedmcp.auth.oauth import OAuthProvider
+    from typedmcp.auth.tokens import ClientMetadata
+    from typedmcp.connecting import connect_http
+
+    issuer = login_server.base
+    auth = BearerAuth.jwt(issuer=issuer, audience="http://placeholder.invalid/mcp", jwks_url=f"{issuer}/jwks")
+    login_server.requests.clear()
+    with ServerThread(http_app(guarded_app, auth=auth)) as mcp_server:
+        assert auth.verifier is not None
+        auth.verifier.audiences = [mcp_server.url]  # type: ignore[attr-defined]  # (its port: known now)
+        auth.resource_metadata.pop("resource", None)
+        provider = OAuthProvider(
+            mcp_server.url, user_agent=auto_approve(), client_id=CLIENT_ID, token_endpoint_auth_method="none",
+            client_metadata=ClientMetadata(redirect_uris=(REDIRECT_URI,)), scope="notes:write",
+        )
+        async with connect_http(mcp_server.url, auth=provider) as client:
+            result = await client.call_tool(name="whoami", arguments={})
+    assert result.structured_content == {
+        "subject": USER, "issuer": issuer, "client_id": CLIENT_ID, "scopes": ["notes:write"],
+    }
+    (authorize,) = [params for method, path, params in login_server.requests if path == "/authorize"]
+    assert authorize["code_challenge_method"] == "S256" and authorize["resource"] == mcp_server.url
