@@ -169,7 +169,8 @@ async def test_an_unreachable_idp_is_503_with_retry_after_logged_once(
     for reply in replies:
         assert reply.status == 503
         assert reply.headers["retry-after"] == "5"
-        assert "could not be checked" in reply.json()["error"]["message"]
+        message = reply.json()["error"]["message"]
+        assert "could not be checked" in message and "502" not in message  # (details: the log's)
         assert "www-authenticate" not in reply.headers
     assert idp.hits["/jwks"] == 4  # (refetch_interval=0: each request tried)
     assert recovered.status == 200
@@ -203,6 +204,7 @@ async def test_http_app_takes_its_verifier_from_the_environment(
     served = http_app(app)
     assert served.auth is not None
     assert served.auth.resource_metadata["resource"] == AUDIENCE
+    assert http_app(app, auth=None).auth is None  # (an explicit auth=None: none)
     with ServerThread(served) as server:
         assert (await post(server.url)).status == 401
         async with connect_http(server.url, bearer_token=key.sign(sub="dave")) as client:

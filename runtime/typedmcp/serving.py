@@ -119,7 +119,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
 
-    Without ``auth=``, bearer tokens are checked when ``MCP_AUTH_ISSUER`` is set (with
+    Without an ``auth=`` argument, bearer tokens are checked when ``MCP_AUTH_ISSUER`` is set (with
     ``MCP_AUTH_AUDIENCE`` and ``MCP_AUTH_JWKS_URL``, or ``MCP_AUTH_INTROSPECTION_URL`` and
     client credentials): ``BearerAuth.from_env()``, see ``typedmcp.auth.env``.
 
@@ -142,7 +142,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     from .transports.http_stateless import ModernEndpoint
 
     check_options("http_app", options, http_options())
-    if options.get("auth") is None:  # MCP_AUTH_ISSUER and friends (typedmcp.auth.env)
+    if "auth" not in options:  # MCP_AUTH_ISSUER and friends (typedmcp.auth.env)
         from .auth.bearer import auth_from_environment
 
         options["auth"] = auth_from_environment()

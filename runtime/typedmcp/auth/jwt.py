@@ -42,7 +42,7 @@ logger = logging.getLogger("typedmcp.auth")
 DEFAULT_ALGORITHMS = ("RS256", "ES256", "EdDSA")
 #: What may go into ``algorithms=``: signatures with a public key only.
 ASYMMETRIC_ALGORITHMS = frozenset(
-    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"}
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 )
 #: The time limits of a JWKS request (seconds); the verifier's own fetch uses them.
 JWKS_TIMEOUTS = HttpTimeouts(connect=5.0, reply=10.0)

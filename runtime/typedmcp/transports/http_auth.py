@@ -48,14 +48,14 @@ async def authenticate(
             principal = auth.verify(token)
             if asyncio.iscoroutine(principal):
                 principal = await principal
-        except VerifierUnavailable as unavailable:
+        except VerifierUnavailable as unavailable:  # (the reason is the server's log's business)
             await respond_error(
                 send,
                 503,
                 RpcError(
                     INTERNAL_ERROR,
-                    "Service Unavailable: the access token could not be checked "
-                    f"({unavailable}); try again later",
+                    "Service Unavailable: the access token could not be checked (the "
+                    "authorization server is unavailable); try again later",
                 ),
                 [(b"retry-after", str(unavailable.retry_after).encode("latin-1"))],
             )
