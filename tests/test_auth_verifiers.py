@@ -197,6 +197,16 @@ async def test_a_refused_algorithm_or_key_type_is_refused_before_any_jwks_fetch(
     assert idp.hits["/jwks"] == 1  # neither spent the refetch budget
 
 
+async def test_token_type_at_jwt_is_checked_when_asked(idp: IdentityProvider, base: str, keys: dict[str, SigningKey]) -> None:
+    plain = keys["rsa"].sign()  # typ: JWT (PyJWT's default, and many identity providers')
+    access = jwt.encode(jwt.decode(plain, options={"verify_signature": False}), keys["rsa"].private,
+                        algorithm="RS256", headers={"kid": keys["rsa"].kid, "typ": "at+jwt"})
+    assert await verifier(base).verify(plain) is not None  # not checked by default
+    strict = verifier(base, token_type="application/at+jwt")
+    assert await strict.verify(access) is not None
+    assert await strict.verify(plain) is None
+
+
 def test_only_public_key_algorithms_may_be_allowed() -> None:
     for algorithms in (["HS256"], ["none"], ["RS256", "HS512"], []):
         with pytest.raises(ValueError, match="public-key signature algorithms"):

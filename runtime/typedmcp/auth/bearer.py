@@ -73,6 +73,7 @@ class BearerAuth:
         refetch_interval: float = 30.0,
         max_jwks_age: float = 3600.0,
         cache_size: int = 10_000,
+        token_type: str | None = None,
         fetch: Fetch | None = None,
     ) -> BearerAuth:
         """JWT access tokens checked against ``jwks_url`` (:class:`~typedmcp.auth.jwt.JwtVerifier`,
@@ -82,7 +83,8 @@ class BearerAuth:
 
         verifier = JwtVerifier(
             issuer=issuer, audience=audience, jwks_url=jwks_url, algorithms=algorithms, leeway=leeway,
-            refetch_interval=refetch_interval, max_jwks_age=max_jwks_age, cache_size=cache_size, fetch=fetch,
+            refetch_interval=refetch_interval, max_jwks_age=max_jwks_age, cache_size=cache_size,
+            token_type=token_type, fetch=fetch,
         )
         if resource is None and isinstance(audience, str) and audience.startswith(("https://", "http://")):
             resource = audience

@@ -68,7 +68,9 @@ class JwtVerifier:
     """Checks JWT access tokens against the JWKS at ``jwks_url`` (see the module's text).
 
     ``audience``: this resource's identifier (its canonical URL, RFC 8707), or several
-    accepted ones; a token must name one of them in ``aud``. ``fetch`` makes the JWKS
+    accepted ones; a token must name one of them in ``aud``. ``token_type="at+jwt"``: the
+    header's ``typ`` must be that (RFC 9068 asks it; many identity providers send ``JWT``,
+    so it is not checked by default; an ``application/`` prefix is ignored). ``fetch`` makes the JWKS
     request (default: the runtime's aiohttp client with :data:`JWKS_TIMEOUTS`;
     ``functools.partial(http_fetch, verify=ca_file)`` for a private CA). ``clock`` times the
     JWKS's age and the refetch limit (``time.monotonic``); ``wall_clock`` the expiry of
@@ -87,6 +89,7 @@ class JwtVerifier:
         refetch_interval: float = 30.0,
         max_jwks_age: float = 3600.0,
         cache_size: int = 10_000,
+        token_type: str | None = None,
         fetch: Fetch | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
@@ -110,6 +113,7 @@ class JwtVerifier:
         self.fetch: Fetch = fetch or functools.partial(http_fetch, timeouts=JWKS_TIMEOUTS)
         self.clock, self.wall_clock = clock, wall_clock
         self.cache_size = cache_size
+        self.token_type = token_type.lower().removeprefix("application/") if token_type else None
         # sha256(token) -> (its principal, its exp): tokens that passed, until they expire
         self.verified: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
         self.keys: dict[str | None, PyJWK] | None = None  # by kid; None: never fetched
@@ -155,6 +159,10 @@ class JwtVerifier:
         algorithm = header.get("alg")
         if algorithm not in self.algorithms:
             return _rejected(f"algorithm {algorithm!r} is not one of {', '.join(self.algorithms)}")
+        if self.token_type is not None:
+            kind = header.get("typ")
+            if not isinstance(kind, str) or kind.lower().removeprefix("application/") != self.token_type:
+                return _rejected(f"typ {kind!r} is not {self.token_type!r}")
         kid = header.get("kid")
         key = await self.key_for(kid if isinstance(kid, str) else None)
         if key is None:
