@@ -121,6 +121,10 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
 
+    Without an ``auth=`` argument, bearer tokens are checked when ``MCP_AUTH_ISSUER`` is set (with
+    ``MCP_AUTH_AUDIENCE`` and ``MCP_AUTH_JWKS_URL``, or ``MCP_AUTH_INTROSPECTION_URL`` and
+    client credentials): ``BearerAuth.from_env()``, see ``typedmcp.auth.env``.
+
     Mounted in a larger ASGI app (``api.mount("/tools", app)``, Starlette or FastAPI), it
     serves ``/tools/mcp``; the outer app runs its lifespan (``FastAPI(lifespan=app.lifespan)``)
     and, with ``auth``, routes its metadata document
@@ -140,6 +144,10 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     from .transports.http_stateless import ModernEndpoint
 
     check_options("http_app", options, http_options())
+    if "auth" not in options:  # MCP_AUTH_ISSUER and friends (typedmcp.auth.env)
+        from .auth.bearer import auth_from_environment
+
+        options["auth"] = auth_from_environment()
     warn_unenforced_scopes(handlers, options.get("auth"))
     options = with_handler_defaults(handlers, options)
     state = sessions = None
