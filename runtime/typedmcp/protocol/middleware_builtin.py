@@ -24,6 +24,9 @@ from .results import json_data
 
 #: The JSON-RPC error of a rate-limited request (implementation-defined server error range).
 RATE_LIMITED = -32029
+#: What the rate and response size limits leave alone by default: a client that cannot
+#: start (or tell the server is alive) could never get under a limit.
+LIFECYCLE = frozenset({"initialize", "server/discover", "ping"})
 #: The logger the access log writes to, one JSON object per line.
 ACCESS_LOGGER = "typedmcp.access"
 
@@ -129,12 +132,13 @@ class RateLimit:
     ``tools/call`` too: a rate limit is about the caller, not the tool, so the client
     application (not the model) gets it, with ``data.retryAfterSeconds``.
 
-    Notifications and ``ping`` are not counted (``exempt``). At most ``max_callers``
+    Notifications and the lifecycle (:data:`LIFECYCLE`: ``initialize``,
+    ``server/discover``, ``ping``) are not counted (``exempt``). At most ``max_callers``
     buckets are kept (the least recently used go first). Several workers: use
     :class:`~typedmcp.state.rate_limit.RedisRateLimit`."""
 
     def __init__(
-        self, rate: float, burst: int | None = None, *, exempt: frozenset[str] = frozenset({"ping"}),
+        self, rate: float, burst: int | None = None, *, exempt: frozenset[str] = LIFECYCLE,
         clock: Callable[[], float] = time.monotonic, max_callers: int = 100_000,
     ) -> None:
         if not rate > 0 or not math.isfinite(rate):
@@ -180,16 +184,18 @@ class ResponseSizeLimit:
     """A result whose JSON is over ``max_bytes`` is not sent. A ``tools/call`` gets an
     ``isError`` result naming the size and the limit (the model can ask for less); any
     other method -32603 with the same message. The size is that of the result's JSON
-    (compact, UTF-8), before the JSON-RPC envelope."""
+    (compact, UTF-8), before the JSON-RPC envelope. The lifecycle (:data:`LIFECYCLE`)
+    is left alone (``exempt``)."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, *, exempt: frozenset[str] = LIFECYCLE) -> None:
         if not isinstance(max_bytes, int) or max_bytes < 1:
             raise ValueError(f"ResponseSizeLimit(max_bytes={max_bytes!r}): a number of bytes above 0")
         self.max_bytes = max_bytes
+        self.exempt = exempt
 
     async def __call__(self, ctx: MiddlewareContext, call_next: CallNext) -> Any:
         result = await call_next(ctx)
-        if ctx.kind != "request" or result is None:
+        if ctx.kind != "request" or result is None or ctx.method in self.exempt:
             return result
         size = len(to_json(json_data(result)))
         if size <= self.max_bytes:

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from ..protocol.middleware import CallNext, MiddlewareContext
-from ..protocol.middleware_builtin import caller_key, rate_limited
+from ..protocol.middleware_builtin import LIFECYCLE, caller_key, rate_limited
 from .connection import REDIS_URL_ENV
 
 #: Where the counts are kept in Redis (under the limiter's own key prefix).
@@ -26,13 +26,13 @@ class RedisRateLimit:
     the ``limits`` notation), counted in Redis at ``redis_url`` (default: ``MCP_REDIS_URL``).
 
     A request over it is refused with -32029 (as :class:`RateLimit`), with
-    ``data.retryAfterSeconds`` from the window. Notifications and ``ping`` are not
-    counted. If Redis cannot be reached the request fails (-32603, logged): a limit that
+    ``data.retryAfterSeconds`` from the window. Notifications and the lifecycle
+    (``initialize``, ``server/discover``, ``ping``) are not counted. If Redis cannot be reached the request fails (-32603, logged): a limit that
     silently stopped limiting would be worse."""
 
     def __init__(
         self, limit: str, *, redis_url: str | None = None, key_prefix: str = DEFAULT_KEY_PREFIX,
-        exempt: frozenset[str] = frozenset({"ping"}),
+        exempt: frozenset[str] = LIFECYCLE,
     ) -> None:
         try:
             import limits
