@@ -133,8 +133,15 @@ def test_the_official_sdk_client_against_a_server_with_middleware(base_url: str)
     assert {(e["subject"], e["audit"], e["transport"]) for e in calls} == {("alice", "sdk", "streamable-http")}
 
 
-@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
-def test_host_interceptors_add_a_header_the_server_sees_and_rewrite_arguments(base_url: str, protocol: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "path", "protocol"),
+    # (not HTTP+SSE: the client sends the headers on its POST, but a server of that transport,
+    # ours included, serves each message in the GET stream's context, with the GET's headers)
+    [("http", "/mcp", "2026-07-28"), ("http", "/mcp", "2025-11-25")],
+)
+def test_host_interceptors_add_a_header_the_server_sees_and_rewrite_arguments(
+    base_url: str, kind: str, path: str, protocol: str
+) -> None:
     audit: list[tuple[str, str, str, dict[str, Any] | None]] = []
 
     async def add_header(call: CallContext, call_next: CallNext) -> Any:
@@ -150,8 +157,8 @@ def test_host_interceptors_add_a_header_the_server_sees_and_rewrite_arguments(ba
     config = {
         "mcpServers": {
             "mw": {
-                "type": "http", "url": base_url + "/mcp", "protocol": protocol,
-                "headers": {"Authorization": f"Bearer {TOKEN}"},
+                "type": kind, "url": base_url + path, "headers": {"Authorization": f"Bearer {TOKEN}"},
+                **({"protocol": protocol} if protocol != "auto" else {}),
             }
         }
     }

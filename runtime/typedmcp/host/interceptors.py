@@ -3,8 +3,8 @@
 An interceptor is ``async def icp(call, call_next) -> result``: it sees a
 :class:`CallContext` (the server, the method, the params about to be sent), may rewrite
 ``call.params`` (a tool's arguments), add HTTP headers for this call only
-(``call.headers``, sent by Streamable HTTP and HTTP+SSE servers' transports; ignored over
-stdio), audit, time, answer itself without calling ``call_next``, or refuse by raising.
+(``call.headers``, sent with the call's POST to a Streamable HTTP server; ignored over
+stdio; an HTTP+SSE server gets them too, but serves the message with its GET's headers), audit, time, answer itself without calling ``call_next``, or refuse by raising.
 Configured with ``Host(..., interceptors=[...])``; the first is the outermost.
 
 They run after the host's own checks (the tool exists, its arguments fit its inputSchema):

@@ -8,7 +8,6 @@ memory; ``typedmcp.state.rate_limit`` has the Redis one) and a response size lim
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -100,7 +99,7 @@ class AccessLog:
                 subject=ctx.subject, session=ctx.session_id, transport=ctx.transport,
                 era=ctx.era, version=ctx.protocol_version,
             )
-            self.logger.log(self.level, json.dumps(record, default=str))
+            self.logger.log(self.level, to_json(record, fallback=str).decode())
 
 
 class Timing:
