@@ -267,3 +267,16 @@ def test_a_low_level_handler_object_gets_the_chain_from_serve_options() -> None:
 
     run(main())
     assert "tools/list" in [ctx.method for ctx in seen]
+
+
+def test_a_launchers_middleware_replaces_the_apps() -> None:
+    app_seen: list[MiddlewareContext] = []
+    launcher_seen: list[MiddlewareContext] = []
+    app = make_app([], recorder(app_seen))
+
+    async def main() -> None:
+        async with connect_direct(app, server_options={"middleware": [recorder(launcher_seen)]}) as client:
+            await client.call_tool(name="echo", arguments={"text": "x"})
+
+    run(main())
+    assert app_seen == [] and "tools/call" in [ctx.method for ctx in launcher_seen]

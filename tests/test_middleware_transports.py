@@ -175,3 +175,37 @@ def test_host_interceptors_add_a_header_the_server_sees_and_rewrite_arguments(
     assert audit[1] == ("mw", "tools/call", "mw__echo", {"text": "quiet"})
     (echo,) = [entry for entry in seen if entry["method"] == "tools/call"]
     assert echo["audit"] == "call-2" and echo["arguments"] == {"text": "rewritten by the host"}
+
+
+def test_host_interceptors_short_circuit_refuse_and_see_stdio_calls() -> None:
+    order: list[str] = []
+
+    async def outer(call: CallContext, call_next: CallNext) -> Any:
+        order.append(f"outer {call.method} {call.target} over {call.transport}")
+        if call.arguments == {"text": "refuse"}:
+            raise PermissionError("the host's policy refuses this call")
+        return await call_next(call)
+
+    async def cache(call: CallContext, call_next: CallNext) -> Any:
+        if call.arguments == {"text": "cached"}:
+            return {"from": "the host's cache"}  # the server is never asked
+        call.state["sent"] = True
+        return await call_next(call)
+
+    config = {"mw": {"command": sys.executable, "args": [str(SERVER)]}}
+
+    async def main() -> tuple[Any, list[dict[str, Any]]]:
+        async with Host(config, interceptors=[outer, cache]) as host:
+            await host.call_tool("mw__seen", {})
+            cached = await host.call_tool("mw__echo", {"text": "cached"})
+            with pytest.raises(PermissionError, match="refuses this call"):
+                await host.call_tool("mw__echo", {"text": "refuse"})
+            seen = await host.call_tool("mw__seen", {})
+            return cached, json.loads(seen.content[0].text)
+
+    cached, seen = asyncio.run(main())
+    assert cached == {"from": "the host's cache"}
+    assert [entry for entry in seen if entry["method"] == "tools/call"] == []  # neither reached the server
+    assert order[1:3] == ["outer tools/call mw__echo over stdio"] * 2
+    with pytest.raises(TypeError, match="an interceptor must be callable"):
+        Host(config, interceptors=["audit"])  # type: ignore[list-item]

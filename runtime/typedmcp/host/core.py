@@ -387,19 +387,22 @@ class Host:
         if forward is not None:
             reset = _FORWARD.set(forward)
             runtime.origins.append(forward)
+        async def send(sent: dict[str, Any]) -> Any:
+            # (only the request's own failures say the server is gone: an interceptor's
+            # exception, an OSError included, goes to the caller as it is)
+            try:
+                return await session.send_request(runtime.specs[method], sent, limit, options)
+            except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
+                if options is not None and options.max_total_timeout is not None and "max_total_timeout" in str(error):
+                    timed_out = ServerTimeout(runtime.name, f"{method} {what}", options.max_total_timeout, "maxTotalTimeout")
+                    raise timed_out from error
+                raise self._failure(runtime, error, f"{method} {what}", limit) from error
+
         try:
             if self.interceptors:
                 call = CallContext(runtime.name, runtime.config.transport, method, what, params)
-                return await intercepted(
-                    self.interceptors, call,
-                    lambda sent: session.send_request(runtime.specs[method], sent, limit, options),
-                )
-            return await session.send_request(runtime.specs[method], params, limit, options)
-        except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
-            if options is not None and options.max_total_timeout is not None and "max_total_timeout" in str(error):
-                timed_out = ServerTimeout(runtime.name, f"{method} {what}", options.max_total_timeout, "maxTotalTimeout")
-                raise timed_out from error
-            raise self._failure(runtime, error, f"{method} {what}", limit) from error
+                return await intercepted(self.interceptors, call, send)
+            return await send(params)
         finally:
             if token is not None:
                 session.progress_callbacks.pop(token, None)
