@@ -178,6 +178,22 @@ def test_the_rate_limit_through_a_server_refuses_with_a_json_rpc_error() -> None
     assert error.code == RATE_LIMITED and "retry in" in error.message
 
 
+def test_a_rate_limit_takes_its_own_caller_key() -> None:
+    clock = FakeClock()
+    limit = RateLimit(rate=1, burst=1, clock=clock, key=lambda ctx: str((ctx.arguments or {}).get("tenant")))
+
+    async def ok(ctx: MiddlewareContext) -> Any:
+        return {}
+
+    async def main() -> None:
+        await limit(context(arguments={"tenant": "red"}), ok)
+        await limit(context(arguments={"tenant": "blue"}), ok)  # another key: its own bucket
+        with pytest.raises(RpcError):
+            await limit(context(arguments={"tenant": "red"}), ok)
+
+    asyncio.run(main())
+
+
 def test_caller_key_is_the_principal_identity_else_the_session() -> None:
     refreshed = Principal("alice", issuer="i", scopes=frozenset({"more"}))
     assert caller_key(context(principal=Principal("alice", issuer="i"))) == caller_key(context(principal=refreshed))

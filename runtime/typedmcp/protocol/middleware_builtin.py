@@ -32,7 +32,9 @@ ACCESS_LOGGER = "typedmcp.access"
 
 def caller_key(ctx: MiddlewareContext) -> str:
     """Whom a rate limit counts a request against: the principal's identity (issuer,
-    subject, client_id), else the HTTP session, else the transport (one stdio client)."""
+    subject, client_id), else the HTTP session, else the transport (one stdio client).
+    Without auth, every stateless-era HTTP caller has the same key (one shared limit):
+    give the limiter a ``key=`` of your own to tell them apart (a header your proxy sets)."""
     principal = ctx.principal
     if principal is not None:
         parts = [getattr(principal, name, None) for name in ("issuer", "subject", "client_id")]
@@ -133,12 +135,14 @@ class RateLimit:
 
     Notifications and the lifecycle (:data:`LIFECYCLE`: ``initialize``,
     ``server/discover``, ``ping``) are not counted (``exempt``). At most ``max_callers``
-    buckets are kept (the least recently used go first). Several workers: use
+    buckets are kept (the least recently used go first). ``key(ctx)`` names the caller
+    (default :func:`caller_key`). Several workers: use
     :class:`~typedmcp.state.rate_limit.RedisRateLimit`."""
 
     def __init__(
         self, rate: float, burst: int | None = None, *, exempt: frozenset[str] = LIFECYCLE,
         clock: Callable[[], float] = time.monotonic, max_callers: int = 100_000,
+        key: Callable[[MiddlewareContext], str] = caller_key,
     ) -> None:
         if not rate > 0 or not math.isfinite(rate):
             raise ValueError(f"RateLimit(rate={rate!r}): rate is requests per second, a number above 0")
@@ -149,6 +153,7 @@ class RateLimit:
         self.exempt = exempt
         self.clock = clock
         self.max_callers = max_callers
+        self.key = key
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
     @property
@@ -173,7 +178,7 @@ class RateLimit:
 
     async def __call__(self, ctx: MiddlewareContext, call_next: CallNext) -> Any:
         if ctx.kind == "request" and ctx.method not in self.exempt:
-            wait = self.take(caller_key(ctx))
+            wait = self.take(self.key(ctx))
             if wait > 0.0:
                 raise rate_limited(ctx, wait, self.limit)
         return await call_next(ctx)

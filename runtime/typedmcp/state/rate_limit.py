@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..protocol.middleware import CallNext, MiddlewareContext
@@ -27,12 +28,13 @@ class RedisRateLimit:
 
     A request over it is refused with -32029 (as :class:`RateLimit`), with
     ``data.retryAfterSeconds`` from the window. Notifications and the lifecycle
-    (``initialize``, ``server/discover``, ``ping``) are not counted. If Redis cannot be reached the request fails (-32603, logged): a limit that
-    silently stopped limiting would be worse."""
+    (``initialize``, ``server/discover``, ``ping``) are not counted; ``key(ctx)`` names
+    the caller (default: ``caller_key``). If Redis cannot be reached, the request fails
+    (-32603, logged): a limit that silently stopped limiting would be worse."""
 
     def __init__(
         self, limit: str, *, redis_url: str | None = None, key_prefix: str = DEFAULT_KEY_PREFIX,
-        exempt: frozenset[str] = LIFECYCLE,
+        exempt: frozenset[str] = LIFECYCLE, key: Callable[[MiddlewareContext], str] = caller_key,
     ) -> None:
         try:
             import limits
@@ -55,6 +57,7 @@ class RedisRateLimit:
             ) from None
         self.limit = limit
         self.exempt = exempt
+        self.key = key
         self.storage = RedisStorage(
             "async+" + url if not url.startswith("async+") else url,
             implementation="redispy",
@@ -65,7 +68,7 @@ class RedisRateLimit:
 
     async def __call__(self, ctx: MiddlewareContext, call_next: CallNext) -> Any:
         if ctx.kind == "request" and ctx.method not in self.exempt:
-            key = caller_key(ctx)
+            key = self.key(ctx)
             if not await self.limiter.hit(self.item, key):
                 stats = await self.limiter.get_window_stats(self.item, key)
                 raise rate_limited(ctx, stats.reset_time - time.time(), self.limit)
