@@ -158,7 +158,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
 
     server_keys = {
         "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
-        "changes", BOTH_ERAS_OPTION, *MODERN_OPTIONS,
+        "changes", "middleware", BOTH_ERAS_OPTION, *MODERN_OPTIONS,
     }
     eras = Eras.of(handlers, **{k: v for k, v in options.items() if k in server_keys})
     app_options = {k: v for k, v in options.items() if k not in server_keys}

@@ -22,6 +22,7 @@ from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
 from ..protocol.access import AccessPolicy, Allow, Requirement
 from ..protocol.feed import ChangeFeed
+from ..protocol.middleware import Middleware, MiddlewareChain
 from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
@@ -110,6 +111,7 @@ class McpApp(ServerHandlers):
         changes: ChangeFeed | None = None,
         cache: CachePolicy | None = None,
         hide_unauthorized: bool = True,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -121,6 +123,8 @@ class McpApp(ServerHandlers):
         self.cache = cache
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
+        #: The server middleware, outermost first (see :meth:`add_middleware`).
+        self.middleware = MiddlewareChain(middleware)
         self._tools: dict[str, ToolSpec] = {}
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: dict[str, ResourceSpec] = {}
@@ -161,7 +165,16 @@ class McpApp(ServerHandlers):
             defaults["instructions"] = self.instructions
         if self.cache is not None:
             defaults["cache"] = self.cache
+        if self.middleware.middlewares:
+            defaults["middleware"] = self.middleware
         return defaults
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add a server middleware (``async def mw(ctx, call_next)``), inside those added
+        before it: it runs around every request and notification the app receives, in
+        both eras and on every transport. Add them before serving; a launcher's own
+        ``middleware=`` replaces the app's."""
+        self.middleware.add(middleware)
 
     # -- declaring -----------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from .results import describe, plain, to_wire
 from .session import CommonBuiltins, Session
 from .stubs import RequestContext, ToolError
 from .hooks import refuse_task_hooks
+from .middleware import Middleware, MiddlewareChain, MiddlewareContext, middleware_chain, session_context
 from .tasks import TaskBuiltins, TaskStore
 from .tools import ToolSchemas
 
@@ -93,6 +94,9 @@ class ServerSession(Session):
 
     side = "server"
     peer_side = "client"
+    #: The transport's name for the middleware context, when the session knows it better
+    #: than its engine's transport does (the stateless HTTP endpoint sets it).
+    transport_name: str | None = None
 
     def __init__(
         self,
@@ -105,6 +109,7 @@ class ServerSession(Session):
         validate_tools: bool = True,
         tasks: bool = False,
         changes: Any = None,
+        middleware: Sequence[Middleware] | MiddlewareChain | None = None,
     ) -> None:
         own = package_of(handlers)
         self.packages = (
@@ -131,6 +136,8 @@ class ServerSession(Session):
         self.subscribed_uris: set[str] = set()
         self.changes = changes
         self.access_policy = access_policy_of(handlers)  # scopes per tool (protocol.access)
+        #: Around every request and notification received (None: none configured).
+        self.middleware = middleware_chain(middleware)
         self._unsubscribe = (
             changes.subscribe(self._on_change, owner=self) if changes is not None else None
         )
@@ -171,6 +178,34 @@ class ServerSession(Session):
         return [p.version for p in self.packages]
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        chain = self.middleware
+        if chain is None:
+            return await self._dispatch(method, params, request_id)
+        return await self.through_chain(
+            chain, session_context(self, method, params, request_id),
+            lambda ctx: self._dispatch(ctx.method, ctx.params, request_id),
+        )
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        chain = self.middleware
+        if chain is None:
+            return await super().on_notification(method, params)
+        notify = super().on_notification
+        await chain.run(
+            session_context(self, method, params, None), lambda ctx: notify(ctx.method, ctx.params)
+        )
+
+    async def through_chain(self, chain: MiddlewareChain, ctx: MiddlewareContext, endpoint: Any) -> Any:
+        """Run a request through ``chain``; a ToolError a middleware raises in a
+        ``tools/call`` is the call's ``isError`` result."""
+        try:
+            return await chain.run(ctx, endpoint)
+        except ToolError as error:
+            if ctx.method != CALL_TOOL:
+                raise
+            return tool_error(str(error))
+
+    async def _dispatch(self, method: str, params: Any, request_id: RequestId) -> Any:
         if self.package is None:
             if method == INITIALIZE:
                 return await self._server_builtins.initialize(params)

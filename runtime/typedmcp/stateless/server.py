@@ -64,6 +64,7 @@ from ..protocol.packages import ProtocolPackage, generated_beside, package_of, s
 from ..protocol.results import describe, plain, to_wire, validate_any_result
 from ..protocol.server import ServerSession
 from ..protocol.stubs import RequestContext
+from .chain import serve_through_chain
 from .scope import Emit, InputRequired, RequestScope, _input_key, _scope, current_scope
 from .sealing import (
     DEFAULT_STATE_TTL,
@@ -340,22 +341,23 @@ class StatelessServer(ServerSession):
             await self.engine.notify(method, params)
 
     async def serve_request(
-        self,
-        method: str,
-        params: Any,
-        request_id: RequestId,
-        emit: Emit,
-        *,
-        principal: Any = None,
-        checked: bool = False,
-        json_ready: bool = False,
+        self, method: str, params: Any, request_id: RequestId, emit: Emit, *,
+        principal: Any = None, checked: bool = False, json_ready: bool = False,
     ) -> Any:
         """Serve one request; ``emit`` sends its request-scoped notifications.
 
         ``checked``: the caller (HTTP) already ran the _meta and version checks.
         ``json_ready``: the answer is handed over as is, with no encoding step after it
-        (``connect_direct``), so it must already be plain JSON data.
-        """
+        (``connect_direct``), so it must already be plain JSON data. The server's
+        middleware chain runs around it all (see :func:`serve_through_chain`)."""
+        if self.middleware is None:
+            return await self._serve_request(method, params, request_id, emit, principal, checked, json_ready)
+        return await serve_through_chain(self, method, params, request_id, emit, principal, checked, json_ready)
+
+    async def _serve_request(
+        self, method: str, params: Any, request_id: RequestId, emit: Emit,
+        principal: Any, checked: bool, json_ready: bool,
+    ) -> Any:
         meta = params["_meta"] if checked else self.checked_meta(params)
         self.route(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)

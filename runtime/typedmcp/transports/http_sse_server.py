@@ -92,6 +92,9 @@ class SseConnection:
     """One SSE stream: its server session and engine. It is the engine's transport:
     ``receive`` yields what the client POSTs, ``send`` queues what goes out on the stream."""
 
+    #: What the server middleware context calls this transport.
+    transport_name = "sse"
+
     def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
         self.key = key
         self.server = server
@@ -108,6 +111,11 @@ class SseConnection:
             eof_grace=0,  # the stream is gone: running handlers are cancelled at once
         )
         server.engine = self.engine
+
+    @property
+    def session_id(self) -> str:
+        """The stream's key (its ``session_id`` query parameter): its session's id."""
+        return self.key
 
     async def receive(self) -> bytes | None:
         return await self.inbox.get()

@@ -164,6 +164,9 @@ class SessionTransport:
     stream, and an id from another session never matches one of ours.
     """
 
+    #: What the server middleware context calls this transport.
+    transport_name = "streamable-http"
+
     def __init__(
         self,
         session_id: str,
