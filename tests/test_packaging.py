@@ -107,6 +107,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "jsonschema>=4.23",
         "limits<6,>=5.0; extra == \"ratelimit\"",
         "pydantic<3,>=2.11",
+        "pyjwt[crypto]>=2.10; extra == \"auth\"",
         "redis>=5.0; extra == \"ratelimit\"",
         "redis>=5.0; extra == \"redis\"",
         "typing-extensions>=4.12",
