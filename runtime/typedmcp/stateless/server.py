@@ -43,6 +43,7 @@ from ..engine.jsonrpc import (
     RpcError,
     quoted,
 )
+from ..protocol import telemetry
 from ..protocol.capabilities import declare, has_capability, unmet_capability
 from ..protocol.feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED, ChangeFeed
 from ..protocol.meta import (
@@ -356,6 +357,16 @@ class StatelessServer(ServerSession):
         ``json_ready``: the answer is handed over as is, with no encoding step after it
         (``connect_direct``), so it must already be plain JSON data.
         """
+        traced = telemetry.active()
+        if traced is None:
+            return await self._serve_one(method, params, request_id, emit, principal, checked, json_ready)
+        return await traced.serve(self, method, params, request_id, lambda m, p, i: self._serve_one(
+            m, p, i, emit, principal, checked, json_ready))
+
+    async def _serve_one(
+        self, method: str, params: Any, request_id: RequestId, emit: Emit, principal: Any,
+        checked: bool, json_ready: bool,
+    ) -> Any:
         meta = params["_meta"] if checked else self.checked_meta(params)
         self.route(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)

@@ -89,6 +89,9 @@ class SseConnection:
     """One SSE stream: its server session and engine. It is the engine's transport:
     ``receive`` yields what the client POSTs, ``send`` queues what goes out on the stream."""
 
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
+
     def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
         self.key = key
         self.server = server

@@ -164,6 +164,9 @@ class SessionTransport:
     stream, and an id from another session never matches one of ours.
     """
 
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
+
     def __init__(
         self,
         session_id: str,

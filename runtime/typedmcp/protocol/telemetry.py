@@ -1,0 +1,276 @@
+"""OpenTelemetry spans and metrics per the semantic conventions for MCP (optional).
+
+With the ``otel`` extra installed (``opentelemetry-api``), every request a session serves
+gets a SERVER span and every request it sends a CLIENT span, named ``{mcp.method.name}
+{target}`` (``tools/call add_note``) and attributed as the conventions say
+(``mcp.method.name``, ``gen_ai.tool.name``, ``jsonrpc.request.id``, ``mcp.session.id``,
+``mcp.protocol.version``, ``network.transport``, ``error.type``,
+``rpc.response.status_code``); the durations go to the ``mcp.server.operation.duration``
+and ``mcp.client.operation.duration`` histograms (seconds).
+
+W3C trace context (SEP-414) travels in ``params._meta``: a sent request carries the
+``traceparent``/``tracestate``/``baggage`` of its CLIENT span (written by the configured
+propagators, so custom ones work), and a served request's SERVER span takes the context
+found there as its parent (linking the ambient one, an HTTP server span for instance).
+Both directions: a server's sampling request is traced the same way as a client's call.
+
+The GLOBAL tracer and meter providers are used, so ``opentelemetry-instrument`` and any
+exporter work unchanged. Without ``opentelemetry``, or with ``OTEL_SDK_DISABLED=true``,
+nothing is imported: :func:`active` is None after one check, cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ..engine.jsonrpc import RequestId, RpcError
+
+#: The instrumentation scope's name (the tracer's and the meter's).
+SCOPE = "typedmcp"
+#: The ``_meta`` keys of SEP-414 (unprefixed, as the conventions say).
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+#: The conventions' advisory bucket boundaries for the operation durations (seconds).
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+#: The environment variable (OpenTelemetry's own) that turns tracing off.
+DISABLED_VARIABLE = "OTEL_SDK_DISABLED"
+
+_TARGETS = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
+_RESOURCE_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+_UNSET: Any = object()
+_telemetry: Any = _UNSET
+
+Call = Callable[[str, Any, RequestId], Awaitable[Any]]
+
+
+def active() -> Telemetry | None:
+    """The process's telemetry, or None when OpenTelemetry is absent or disabled (checked
+    once: the first call imports it, the others return what was found)."""
+    global _telemetry
+    if _telemetry is _UNSET:
+        _telemetry = _load()
+    return _telemetry  # type: ignore[no-any-return]
+
+
+def configure(enabled: bool | None = None) -> Telemetry | None:
+    """Decide again (``None``: from the environment, as at start), or force tracing on
+    (``True``, when OpenTelemetry is importable) or off (``False``); the benchmark and the
+    tests use it. Returns what :func:`active` will return."""
+    global _telemetry
+    _telemetry = None if enabled is False else _load(force=enabled is True)
+    return _telemetry  # type: ignore[no-any-return]
+
+
+def _load(force: bool = False) -> Telemetry | None:
+    if not force and os.environ.get(DISABLED_VARIABLE, "").strip().lower() == "true":
+        return None
+    try:
+        return Telemetry()
+    except ImportError:
+        return None
+
+
+def _distribution_version() -> str | None:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("typedmcp")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _transport_of(session: Any) -> Any:
+    engine = getattr(session, "engine", None)
+    return getattr(engine, "transport", None)
+
+
+def _wire_params(params: Any) -> Mapping[str, Any]:
+    return params if isinstance(params, Mapping) else {}
+
+
+def _result_is_error(result: Any) -> bool:
+    """A CallToolResult with ``isError: true`` (a dict or a model)."""
+    if isinstance(result, Mapping):
+        return result.get("isError") is True
+    return getattr(result, "is_error", None) is True
+
+
+def _error_type(error: BaseException) -> str:
+    if isinstance(error, RpcError):
+        return str(error.code)
+    if isinstance(error, TimeoutError):
+        return "timeout"
+    if isinstance(error, asyncio.CancelledError):
+        return "cancelled"
+    kind = type(error)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+class _StringGetter:
+    """Reads only string ``_meta`` values (another type under a trace key is ignored)."""
+
+    def get(self, carrier: Mapping[str, Any], key: str) -> list[str] | None:
+        value = carrier.get(key)
+        return [value] if isinstance(value, str) else None
+
+    def keys(self, carrier: Mapping[str, Any]) -> list[str]:
+        return [key for key, value in carrier.items() if isinstance(value, str)]
+
+
+class Telemetry:
+    """The tracer, the meter's two histograms and the propagators, found once."""
+
+    def __init__(self) -> None:
+        from opentelemetry import context, metrics, propagate, trace
+
+        version = _distribution_version()
+        self._trace = trace
+        self._context = context
+        self._propagate = propagate
+        self._getter: Any = _StringGetter()  # duck-typed: the API's Getter is a Protocol-like ABC
+        self.tracer = trace.get_tracer(SCOPE, version)
+        meter = metrics.get_meter(SCOPE, version or "")
+        self.server_duration = meter.create_histogram(
+            "mcp.server.operation.duration", unit="s",
+            description="MCP request duration as observed on the receiver, from the time it "
+            "was received until the result is sent.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.client_duration = meter.create_histogram(
+            "mcp.client.operation.duration", unit="s",
+            description="The duration of the MCP request as observed on the sender, from the "
+            "time it was sent until the response is received.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def _describe(
+        self, session: Any, method: str, params: Any, request_id: RequestId | None
+    ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """(the span name, the span's attributes, the metric's attributes) of one request."""
+        wire = _wire_params(params)
+        metric: dict[str, Any] = {"mcp.method.name": method}
+        name = method
+        target_key = _TARGETS.get(method)
+        if target_key is not None:
+            target = wire.get("name")
+            if isinstance(target, str):
+                metric[target_key] = target
+                name = f"{method} {target}"
+            if method == "tools/call":
+                metric["gen_ai.operation.name"] = "execute_tool"
+        package = getattr(session, "package", None)
+        version = getattr(package, "version", None)
+        if version is None and method == "initialize":
+            version = wire.get("protocolVersion")
+        if isinstance(version, str):
+            metric["mcp.protocol.version"] = version
+        transport = _transport_of(session)
+        network = getattr(transport, "network_transport", None) or getattr(
+            session, "network_transport", None
+        )
+        if network is not None:
+            metric["network.transport"] = network
+            if network == "tcp":
+                metric["network.protocol.name"] = "http"
+        span = dict(metric)
+        if request_id is not None:
+            span["jsonrpc.request.id"] = str(request_id)
+        session_id = getattr(transport, "session_id", None)
+        if isinstance(session_id, str) and session_id:
+            span["mcp.session.id"] = session_id
+        if method in _RESOURCE_METHODS:
+            uri = wire.get("uri")
+            if isinstance(uri, str):
+                span["mcp.resource.uri"] = uri
+        return name, span, metric
+
+    def _failed(self, span: Any, metric: dict[str, Any], error: BaseException) -> None:
+        kind = _error_type(error)
+        metric["error.type"] = kind
+        span.set_attribute("error.type", kind)
+        if isinstance(error, RpcError):
+            metric["rpc.response.status_code"] = kind
+            span.set_attribute("rpc.response.status_code", kind)
+            message = error.message
+        else:
+            span.record_exception(error)
+            message = str(error) or kind
+        span.set_status(self._trace.StatusCode.ERROR, message)
+
+    def _answered(self, span: Any, metric: dict[str, Any], result: Any) -> None:
+        if _result_is_error(result):
+            metric["error.type"] = "tool_error"
+            span.set_attribute("error.type", "tool_error")
+            span.set_status(self._trace.StatusCode.ERROR, "tool_error")
+
+    # -- the two sides ---------------------------------------------------------------------
+
+    async def serve(
+        self, session: Any, method: str, params: Any, request_id: RequestId, call: Call
+    ) -> Any:
+        """Serve one received request inside its SERVER span, parented on the trace context
+        of its ``params._meta`` (when there is one), and record its duration."""
+        trace = self._trace
+        name, attributes, metric = self._describe(session, method, params, request_id)
+        meta = _wire_params(params).get("_meta")
+        parent = None
+        links = None
+        if isinstance(meta, Mapping) and any(key in meta for key in TRACE_KEYS):
+            # into the current context: a missing or malformed traceparent leaves the
+            # ambient span the parent (not a new root); a valid one replaces it, linked
+            ambient = self._context.get_current()
+            parent = self._propagate.extract(meta, context=ambient, getter=self._getter)
+            before = trace.get_current_span(ambient).get_span_context()
+            after = trace.get_current_span(parent).get_span_context()
+            if before.is_valid and after.span_id != before.span_id:
+                links = [trace.Link(before)]
+        started = time.perf_counter()
+        with self.tracer.start_as_current_span(
+            name, context=parent, kind=trace.SpanKind.SERVER, attributes=attributes,
+            links=links, record_exception=False, set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await call(method, params, request_id)
+            except BaseException as error:
+                self._failed(span, metric, error)
+                raise
+            else:
+                self._answered(span, metric, result)
+                return result
+            finally:
+                self.server_duration.record(time.perf_counter() - started, metric)
+
+    async def call(
+        self, session: Any, method: str, wire: Any, request_id: RequestId,
+        send: Callable[[Any], Awaitable[Any]],
+    ) -> Any:
+        """Send one request inside its CLIENT span, with the span's trace context written
+        into ``params._meta`` (a copy: the caller's params are left as they were)."""
+        name, attributes, metric = self._describe(session, method, wire, request_id)
+        started = time.perf_counter()
+        with self.tracer.start_as_current_span(
+            name, kind=self._trace.SpanKind.CLIENT, attributes=attributes,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:
+            carrier: dict[str, str] = {}
+            self._propagate.inject(carrier)
+            if carrier:
+                params = dict(wire) if isinstance(wire, Mapping) else {}
+                meta = params.get("_meta")
+                params["_meta"] = {**meta, **carrier} if isinstance(meta, Mapping) else carrier
+                wire = params
+            try:
+                raw = await send(wire)
+            except BaseException as error:
+                self._failed(span, metric, error)
+                raise
+            else:
+                self._answered(span, metric, raw)
+                return raw
+            finally:
+                self.client_duration.record(time.perf_counter() - started, metric)
