@@ -105,6 +105,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "aiohttp>=3.11; extra == \"http\"",
         "httptools>=0.6; extra == \"http\"",
         "jsonschema>=4.23",
+        "opentelemetry-api>=1.27; extra == \"otel\"",
         "pydantic<3,>=2.11",
         "redis>=5.0; extra == \"redis\"",
         "typing-extensions>=4.12",
