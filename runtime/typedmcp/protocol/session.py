@@ -103,6 +103,7 @@ class Session:
         self._routes: dict[str, tuple[Any, tuple[Any, Any, Any, bool, bool]]] = {}
         self.deadlines = Deadlines()
         self._expected: dict[int, tuple[type, ...]] = {}
+        telemetry.active()  # decided (and imported, if on) now, not in the first request
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
         """The spec of the same method in the package the user's code is typed with, so

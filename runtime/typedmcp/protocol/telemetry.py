@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -73,13 +74,11 @@ def _load(force: bool = False) -> Telemetry | None:
         return None
 
 
-def _distribution_version() -> str | None:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("typedmcp")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+def _runtime_version() -> str:
+    """The runtime's version, from its package (always imported before this module; read
+    from ``sys.modules``, not imported: the package is the layer above this one)."""
+    package = sys.modules.get(__name__.split(".", 1)[0])
+    return str(getattr(package, "__version__", ""))
 
 
 def _transport_of(session: Any) -> Any:
@@ -126,13 +125,13 @@ class Telemetry:
     def __init__(self) -> None:
         from opentelemetry import context, metrics, propagate, trace
 
-        version = _distribution_version()
+        version = _runtime_version()
         self._trace = trace
         self._context = context
         self._propagate = propagate
         self._getter: Any = _StringGetter()  # duck-typed: the API's Getter is a Protocol-like ABC
         self.tracer = trace.get_tracer(SCOPE, version)
-        meter = metrics.get_meter(SCOPE, version or "")
+        meter = metrics.get_meter(SCOPE, version)
         self.server_duration = meter.create_histogram(
             "mcp.server.operation.duration", unit="s",
             description="MCP request duration as observed on the receiver, from the time it "
