@@ -127,7 +127,16 @@ class Telemetry:
 
         version = _runtime_version()
         self._trace = trace
+        self._metrics = metrics
         self._context = context
+        self._seen_provider = False
+        # the providers of an unconfigured API (the proxy's meter provider class is private:
+        # without it, any meter provider counts as configured, which is only slower)
+        proxy_meters = getattr(getattr(metrics, "_internal", None), "_ProxyMeterProvider", None)
+        self._idle_tracers: tuple[type, ...] = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+        self._idle_meters: tuple[type, ...] = (metrics.NoOpMeterProvider,) + (
+            (proxy_meters,) if isinstance(proxy_meters, type) else ()
+        )
         self._propagate = propagate
         self._getter: Any = _StringGetter()  # duck-typed: the API's Getter is a Protocol-like ABC
         self.tracer = trace.get_tracer(SCOPE, version)
@@ -209,29 +218,67 @@ class Telemetry:
 
     # -- the two sides ---------------------------------------------------------------------
 
+    def _configured(self) -> bool:
+        """Whether a tracer or meter provider was set (the SDK's, say): until then every
+        span and histogram would be the API's no-op, and only the trace context is passed
+        on. Once set, a global provider stays set, so True is kept."""
+        if self._seen_provider:
+            return True
+        if isinstance(self._trace.get_tracer_provider(), self._idle_tracers) and isinstance(
+            self._metrics.get_meter_provider(), self._idle_meters
+        ):
+            return False
+        self._seen_provider = True
+        return True
+
+    def _remote_parent(self, meta: Any) -> tuple[Any, Any]:
+        """(the context to serve in, the span to link) from ``_meta``: None when it carries
+        no trace context. Extracted into the current context, so a missing or malformed
+        traceparent leaves the ambient span the parent (not a new root); a valid one
+        replaces it, and the ambient span becomes a link."""
+        if not isinstance(meta, Mapping) or not any(key in meta for key in TRACE_KEYS):
+            return None, None
+        trace = self._trace
+        ambient = self._context.get_current()
+        parent = self._propagate.extract(meta, context=ambient, getter=self._getter)
+        before = trace.get_current_span(ambient).get_span_context()
+        after = trace.get_current_span(parent).get_span_context()
+        if before.is_valid and after.span_id != before.span_id:
+            return parent, trace.Link(before)
+        return parent, None
+
+    def _with_context(self, wire: Any) -> Any:
+        """``wire`` with the current trace context in its ``_meta`` (a copy), or as it was
+        when there is none to send."""
+        carrier: dict[str, str] = {}
+        self._propagate.inject(carrier)
+        if not carrier:
+            return wire
+        params = dict(wire) if isinstance(wire, Mapping) else {}
+        meta = params.get("_meta")
+        params["_meta"] = {**meta, **carrier} if isinstance(meta, Mapping) else carrier
+        return params
+
     async def serve(
         self, session: Any, method: str, params: Any, request_id: RequestId, call: Call
     ) -> Any:
         """Serve one received request inside its SERVER span, parented on the trace context
         of its ``params._meta`` (when there is one), and record its duration."""
-        trace = self._trace
+        parent, link = self._remote_parent(_wire_params(params).get("_meta"))
+        if not self._configured():  # no spans to make: the context still passes through
+            if parent is None:
+                return await call(method, params, request_id)
+            token = self._context.attach(parent)
+            try:
+                return await call(method, params, request_id)
+            finally:
+                self._context.detach(token)
         name, attributes, metric = self._describe(session, method, params, request_id)
-        meta = _wire_params(params).get("_meta")
-        parent = None
-        links = None
-        if isinstance(meta, Mapping) and any(key in meta for key in TRACE_KEYS):
-            # into the current context: a missing or malformed traceparent leaves the
-            # ambient span the parent (not a new root); a valid one replaces it, linked
-            ambient = self._context.get_current()
-            parent = self._propagate.extract(meta, context=ambient, getter=self._getter)
-            before = trace.get_current_span(ambient).get_span_context()
-            after = trace.get_current_span(parent).get_span_context()
-            if before.is_valid and after.span_id != before.span_id:
-                links = [trace.Link(before)]
         started = time.perf_counter()
         with self.tracer.start_as_current_span(
-            name, context=parent, kind=trace.SpanKind.SERVER, attributes=attributes,
-            links=links, record_exception=False, set_status_on_exception=False,
+            name, context=parent, kind=self._trace.SpanKind.SERVER, attributes=attributes,
+            links=None if link is None else [link], record_exception=False,
+            set_status_on_exception=False,
         ) as span:
             try:
                 result = await call(method, params, request_id)
@@ -250,21 +297,16 @@ class Telemetry:
     ) -> Any:
         """Send one request inside its CLIENT span, with the span's trace context written
         into ``params._meta`` (a copy: the caller's params are left as they were)."""
+        if not self._configured():  # no span: the current context (if any) is sent on
+            return await send(self._with_context(wire))
         name, attributes, metric = self._describe(session, method, wire, request_id)
         started = time.perf_counter()
         with self.tracer.start_as_current_span(
             name, kind=self._trace.SpanKind.CLIENT, attributes=attributes,
             record_exception=False, set_status_on_exception=False,
         ) as span:
-            carrier: dict[str, str] = {}
-            self._propagate.inject(carrier)
-            if carrier:
-                params = dict(wire) if isinstance(wire, Mapping) else {}
-                meta = params.get("_meta")
-                params["_meta"] = {**meta, **carrier} if isinstance(meta, Mapping) else carrier
-                wire = params
             try:
-                raw = await send(wire)
+                raw = await send(self._with_context(wire))
             except BaseException as error:
                 self._failed(span, metric, error)
                 raise
