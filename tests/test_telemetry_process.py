@@ -183,3 +183,48 @@ async def test_opentelemetry_instrument_with_the_console_exporter_prints_the_spa
     served = next(span for span in printed if span["name"] == "tools/call add_note")
     assert served["attributes"]["gen_ai.tool.name"] == "add_note"
     assert served["resource"]["attributes"]["service.name"] == "notes"
+
+
+PASS_THROUGH = textwrap.dedent(
+    """
+    import asyncio
+    from mcp_generated.v2025_11_25 import models
+    from mcp_generated.v2025_11_25.client import ClientHandlers
+    from typedmcp.app import Context, McpApp
+    from typedmcp.connecting import connect_direct
+    from typedmcp.protocol import telemetry
+
+    app = McpApp("hop")
+    seen = {}
+
+    @app.tool()
+    async def think(ctx: Context) -> str:
+        await ctx.sample("hi", max_tokens=5)
+        return "ok"
+
+    class Sampler(ClientHandlers):
+        async def create_message(self, params, ctx):
+            seen["traceparent"] = ctx.meta.get("traceparent")
+            return models.CreateMessageResult(
+                role="assistant", content=models.TextContent(type="text", text="s"), model="m")
+
+    async def main():
+        from mcp_generated import v2025_11_25
+        async with connect_direct(app, protocol=v2025_11_25, client_handlers=Sampler()) as client:
+            await client.call_tool(name="think", arguments={}, meta={"traceparent": TRACEPARENT})
+    TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    asyncio.run(main())
+    print(type(telemetry.active()).__name__, seen["traceparent"] == TRACEPARENT)
+    """
+)
+
+
+def test_with_no_provider_configured_the_trace_context_still_passes_through() -> None:
+    """opentelemetry-api alone (no SDK, no provider): no spans are made, but a request's
+    trace context is the context its handler's own requests carry on (one hop, one trace)."""
+    env = {**environment_without_tracing_off(), "MCP_CODEGEN_SCHEMA_DIR": os.environ.get("MCP_CODEGEN_SCHEMA_DIR", "")}
+    done = subprocess.run(
+        [sys.executable, "-c", PASS_THROUGH], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["Telemetry", "True"]
