@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -284,3 +285,69 @@ async def test_through_the_gateway_one_trace_from_the_caller_to_the_server(
     assert served["context"]["trace_id"] == hex_id(trace_id, 32)
     assert served["parent_id"] == hex_id(gateway_out.context.span_id, 16)
     assert served["attributes"]["network.transport"] == "pipe"
+
+
+class SpanNoting(logging.Handler):
+    """Keeps each record with the span that was current when it was emitted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[logging.LogRecord, trace.SpanContext]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append((record, trace.get_current_span().get_span_context()))
+
+
+@contextlib.contextmanager
+def noting_mcp_logs() -> Iterator[SpanNoting]:
+    handler = SpanNoting()
+    logger = logging.getLogger(telemetry.LOG_LOGGER)
+    logger.addHandler(handler)
+    level, logger.level = logger.level, logging.DEBUG
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def logging_app() -> McpApp:
+    app = McpApp("logs")
+
+    @app.tool()
+    async def note(ctx: Context) -> str:
+        """Logs twice."""
+        await ctx.warning("disk almost full", logger="store")
+        await ctx.debug({"free": 3})
+        return "ok"
+
+    return app
+
+
+@ERAS
+async def test_an_mcp_log_message_is_a_python_log_record_in_the_requests_span(
+    spans: InMemorySpanExporter, protocol: Any, version: str
+) -> None:
+    """The deprecated Logging mapped onto OpenTelemetry: ``ctx.warning`` is a record of the
+    ``mcp.log.<logger>`` logger at WARNING, emitted in the tool's SERVER span (what the
+    OpenTelemetry logging bridge correlates a log with)."""
+    with noting_mcp_logs() as noted:
+        async with connect_direct(logging_app(), protocol=protocol) as client:
+            await client.call_tool(name="note", arguments={})
+    _, served = check_pair(spans, "tools/call note", version)
+    assert [(r.name, r.levelno, r.getMessage()) for r, _ in noted.seen] == [
+        ("mcp.log.store", logging.WARNING, "disk almost full"),
+        ("mcp.log", logging.DEBUG, '{"free": 3}'),
+    ]
+    assert {span.span_id for _, span in noted.seen} == {served.context.span_id}
+
+
+async def test_with_tracing_off_an_mcp_log_message_is_no_python_record() -> None:
+    telemetry.configure(False)
+    try:
+        with noting_mcp_logs() as noted:
+            async with connect_direct(logging_app(), protocol=v2025_11_25) as client:
+                await client.call_tool(name="note", arguments={})
+    finally:
+        telemetry.configure(None)
+    assert noted.seen == []

@@ -22,6 +22,8 @@ nothing is imported: :func:`active` is None after one check, cached.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import sys
 import time
@@ -63,6 +65,32 @@ def configure(enabled: bool | None = None) -> Telemetry | None:
     global _telemetry
     _telemetry = None if enabled is False else _load(force=enabled is True)
     return _telemetry  # type: ignore[no-any-return]
+
+
+#: MCP's (syslog) log levels as Python's.
+PYTHON_LEVELS = {
+    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
+    "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+}
+#: The Python logger that MCP log messages go to (``mcp.log.<logger>`` when one is named).
+LOG_LOGGER = "mcp.log"
+
+
+def log_record(level: str, data: Any, logger_name: str | None = None) -> None:
+    """An MCP log message (``ctx.log``/``ctx.info``) as a Python log record, when tracing
+    is configured: on the ``mcp.log`` logger (``mcp.log.<logger>``), at the Python level of
+    ``level``, emitted in the current span, so OpenTelemetry's logging bridge
+    (``opentelemetry-instrument`` with a logs exporter) exports it as a log correlated
+    with the request's trace. The peer still gets ``notifications/message`` as before."""
+    traced = active()
+    if traced is None or not traced._configured():
+        return
+    name = f"{LOG_LOGGER}.{logger_name}" if logger_name else LOG_LOGGER
+    message = data if isinstance(data, str) else json.dumps(data, default=str)
+    logging.getLogger(name).log(
+        PYTHON_LEVELS.get(level, logging.INFO), "%s", message, extra={"mcp_log_level": level}
+    )
 
 
 def _load(force: bool = False) -> Telemetry | None:
