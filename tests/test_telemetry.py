@@ -15,7 +15,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from opentelemetry import baggage, context, trace
+from opentelemetry import baggage, context, propagate, trace
+from opentelemetry import context as context_api
+from opentelemetry.propagators.textmap import TextMapPropagator, default_getter, default_setter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from telemetry_support import (
@@ -351,3 +353,49 @@ async def test_with_tracing_off_an_mcp_log_message_is_no_python_record() -> None
     finally:
         telemetry.configure(None)
     assert noted.seen == []
+
+
+class Marker(TextMapPropagator):
+    """A custom propagator: writes its own ``_meta`` key, and notes what it reads."""
+
+    KEY = "com.example/marker"
+
+    def __init__(self) -> None:
+        self.read: list[str | None] = []
+
+    def inject(self, carrier: Any, context: Any = None, setter: Any = default_setter) -> None:
+        setter.set(carrier, self.KEY, "from-the-caller")
+
+    def extract(self, carrier: Any, context: Any = None, getter: Any = default_getter) -> Any:
+        found = getter.get(carrier, self.KEY)
+        self.read.append(found[0] if found else None)
+        return context if context is not None else context_api.Context()
+
+    @property
+    def fields(self) -> set[str]:
+        return {self.KEY}
+
+
+async def test_the_configured_propagators_write_and_read_the_context(spans: InMemorySpanExporter) -> None:
+    """Only the custom propagator (no W3C one): its own key goes into ``_meta`` and is what
+    the server reads; nothing of W3C's is written."""
+    marker = Marker()
+    seen: dict[str, Any] = {}
+    app = McpApp("propagated")
+
+    @app.tool()
+    def echo(ctx: Context) -> str:
+        """What the request carried."""
+        seen.update(ctx.meta)
+        return "ok"
+
+    previous = propagate.get_global_textmap()
+    propagate.set_global_textmap(marker)
+    try:
+        async with connect_direct(app, protocol=v2025_11_25) as client:
+            await client.call_tool(name="echo", arguments={})
+    finally:
+        propagate.set_global_textmap(previous)
+    assert seen.get(Marker.KEY) == "from-the-caller"
+    assert "traceparent" not in seen
+    assert marker.read == ["from-the-caller"]

@@ -34,7 +34,8 @@ from ..engine.jsonrpc import RequestId, RpcError
 
 #: The instrumentation scope's name (the tracer's and the meter's).
 SCOPE = "typedmcp"
-#: The ``_meta`` keys of SEP-414 (unprefixed, as the conventions say).
+#: The ``_meta`` keys of SEP-414 (unprefixed, as the conventions say): the default
+#: propagators' fields.
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 #: The conventions' advisory bucket boundaries for the operation durations (seconds).
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
@@ -158,6 +159,8 @@ class Telemetry:
         self._metrics = metrics
         self._context = context
         self._seen_provider = False
+        self._textmap: Any = None
+        self._field_names: frozenset[str] = frozenset(TRACE_KEYS)
         # the providers of an unconfigured API (the proxy's meter provider class is private:
         # without it, any meter provider counts as configured, which is only slower)
         proxy_meters = getattr(getattr(metrics, "_internal", None), "_ProxyMeterProvider", None)
@@ -259,12 +262,21 @@ class Telemetry:
         self._seen_provider = True
         return True
 
+    def _fields(self) -> frozenset[str]:
+        """The ``_meta`` keys the configured propagators read (``traceparent``,
+        ``tracestate``, ``baggage`` by default; a custom propagator's own), looked up again
+        only when the global propagator is replaced."""
+        textmap = self._propagate.get_global_textmap()
+        if textmap is not self._textmap:
+            self._textmap, self._field_names = textmap, frozenset(textmap.fields)
+        return self._field_names
+
     def _remote_parent(self, meta: Any) -> tuple[Any, Any]:
         """(the context to serve in, the span to link) from ``_meta``: None when it carries
         no trace context. Extracted into the current context, so a missing or malformed
         traceparent leaves the ambient span the parent (not a new root); a valid one
         replaces it, and the ambient span becomes a link."""
-        if not isinstance(meta, Mapping) or not any(key in meta for key in TRACE_KEYS):
+        if not isinstance(meta, Mapping) or self._fields().isdisjoint(meta):
             return None, None
         trace = self._trace
         ambient = self._context.get_current()
