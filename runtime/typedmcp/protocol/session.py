@@ -30,6 +30,7 @@ from ..engine.jsonrpc import (
     is_request_id,
 )
 from ..engine.jsonrpc import CapabilityError as CapabilityError
+from . import telemetry
 from .capabilities import (
     declare,
     has_capability,
@@ -39,7 +40,6 @@ from .capabilities import (
     variant_allowed,
     variant_of,
 )
-from . import telemetry
 from .deadlines import Deadline, Deadlines, RequestOptions
 from .packages import ProtocolPackage, severity
 from .results import (
