@@ -106,6 +106,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "httptools>=0.6; extra == \"http\"",
         "jsonschema>=4.23",
         "limits<6,>=5.0; extra == \"ratelimit\"",
+        "opentelemetry-api>=1.27; extra == \"otel\"",
         "pydantic<3,>=2.11",
         "pyjwt[crypto]>=2.10; extra == \"auth\"",
         "redis>=5.0; extra == \"ratelimit\"",

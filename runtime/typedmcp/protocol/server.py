@@ -177,7 +177,7 @@ class ServerSession(Session):
     def supported_versions(self) -> list[str]:
         return [p.version for p in self.packages]
 
-    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+    async def handle_request(self, method: str, params: Any, request_id: RequestId) -> Any:
         chain = self.middleware
         if chain is None:
             return await self._dispatch(method, params, request_id)
@@ -253,12 +253,12 @@ class ServerSession(Session):
             try:
                 if self.validate_tools:
                     return await self._call_tool(params, request_id)
-                return await super().on_request(method, params, request_id)
+                return await super().handle_request(method, params, request_id)
             except ToolError as error:  # a failure the model should read
                 return tool_error(str(error))
         if method == SUBSCRIBE:
             self._check_room_to_subscribe(params)
-        result = await super().on_request(method, params, request_id)
+        result = await super().handle_request(method, params, request_id)
         if method == LIST_TOOLS:
             self.tool_schemas.update(to_wire(result).get("tools", []))
         elif method in (SUBSCRIBE, UNSUBSCRIBE) and isinstance(params, dict):
@@ -310,7 +310,7 @@ class ServerSession(Session):
         that is not listed goes to the handler unchecked: it decides what "unknown" means."""
         name = params.get("name") if isinstance(params, dict) else None
         if not isinstance(name, str):
-            return await super().on_request(CALL_TOOL, params, request_id)
+            return await super().handle_request(CALL_TOOL, params, request_id)
         tool = self.tool_schemas.tools.get(name)
         if tool is None and not self._listed:
             await self._load_tool_schemas()
@@ -323,7 +323,7 @@ class ServerSession(Session):
                 if self.package.version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
                     return tool_error(message)
                 raise RpcError(INVALID_PARAMS, message)
-        result = await super().on_request(CALL_TOOL, params, request_id)
+        result = await super().handle_request(CALL_TOOL, params, request_id)
         if tool is not None and tool.get("outputSchema") is not None:
             self._check_structured_output(name, result)
         return result

@@ -1,6 +1,6 @@
 """The server middleware chain around a 2026-07-28 request (see
 :mod:`typedmcp.protocol.middleware`): the stateless server's :meth:`serve_request` runs
-:func:`serve_through_chain` when a chain is configured."""
+:func:`serve_through_chain` for every request (it serves directly without a chain)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ async def serve_through_chain(
     """Serve one request through ``server.middleware``; the handler gets the params the
     chain leaves in ``ctx.params`` (checked again unless they are the ones the transport
     checked). A result a middleware makes itself (a short-circuit) is completed as a
-    handler's would be (``resultType``, caching hints, ``serverInfo``)."""
+    handler's would be (``resultType``, caching hints, ``serverInfo``). Without a chain,
+    the request is served directly."""
+    if server.middleware is None:
+        return await server._serve_request(method, params, request_id, emit, principal, checked, json_ready)
     meta = params.get("_meta") if isinstance(params, dict) else None
     version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
     ctx = stateless_context(server, method, params, request_id, version, principal)

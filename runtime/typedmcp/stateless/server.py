@@ -43,6 +43,7 @@ from ..engine.jsonrpc import (
     RpcError,
     quoted,
 )
+from ..protocol import telemetry
 from ..protocol.capabilities import declare, has_capability, unmet_capability
 from ..protocol.feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED, ChangeFeed
 from ..protocol.meta import (
@@ -348,11 +349,14 @@ class StatelessServer(ServerSession):
 
         ``checked``: the caller (HTTP) already ran the _meta and version checks.
         ``json_ready``: the answer is handed over as is, with no encoding step after it
-        (``connect_direct``), so it must already be plain JSON data. The server's
-        middleware chain runs around it all (see :func:`serve_through_chain`)."""
-        if self.middleware is None:
-            return await self._serve_request(method, params, request_id, emit, principal, checked, json_ready)
-        return await serve_through_chain(self, method, params, request_id, emit, principal, checked, json_ready)
+        (``connect_direct``), so it must already be plain JSON data. Telemetry
+        (``protocol/telemetry``), then the middleware chain (:func:`serve_through_chain`),
+        run around it all."""
+        traced = telemetry.active()
+        if traced is None:
+            return await serve_through_chain(self, method, params, request_id, emit, principal, checked, json_ready)
+        return await traced.serve(self, method, params, request_id, lambda m, p, i: serve_through_chain(
+            self, m, p, i, emit, principal, checked, json_ready))
 
     async def _serve_request(
         self, method: str, params: Any, request_id: RequestId, emit: Emit,

@@ -179,6 +179,9 @@ class HttpClientTransport:
     for, and a reply stream that ends without the response fails the request.
     """
 
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
+
     def __init__(
         self,
         url: str,

@@ -94,6 +94,8 @@ class SseConnection:
 
     #: What the server middleware context calls this transport.
     transport_name = "sse"
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
 
     def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
         self.key = key

@@ -86,6 +86,7 @@ class ModernEndpoint:
     def __init__(self, server: StatelessServer, *, keepalive_seconds: float = 15.0) -> None:
         self.server = server
         server.transport_name = "streamable-http"  # (what its middleware context says)
+        server.network_transport = "tcp"  # for its telemetry: it serves over HTTP here
         self.keepalive_seconds = keepalive_seconds
         self._inflight: set[asyncio.Task[Any]] = set()
         # Called with (principal, request id) for a cancel that reached no request here

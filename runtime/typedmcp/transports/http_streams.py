@@ -166,6 +166,8 @@ class SessionTransport:
 
     #: What the server middleware context calls this transport.
     transport_name = "streamable-http"
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
 
     def __init__(
         self,

@@ -44,6 +44,9 @@ class SseHandshakeError(ConnectionError):
 class SseClientTransport:
     """The client side of HTTP+SSE as an engine transport: call :meth:`open` first."""
 
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
+
     def __init__(
         self,
         url: str,

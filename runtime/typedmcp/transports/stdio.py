@@ -97,6 +97,8 @@ class LineTransport:
 
     #: What the server middleware context calls this transport.
     transport_name = "stdio"
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "pipe"
 
     def __init__(
         self,
