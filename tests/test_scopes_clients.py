@@ -146,6 +146,7 @@ async def test_the_sdk_client_sees_the_list_filtered_and_the_403_refusal() -> No
 def notes_app() -> Iterator[Any]:
     """``examples/notes_server.py``'s app, imported (its module state reset after)."""
     sys.path.insert(0, str(EXAMPLE.parent))
+    sys.modules.pop("notes_server", None)  # (a fresh one: another test file may have used it)
     try:
         import notes_server
 
