@@ -255,12 +255,22 @@ class Telemetry:
         on. Once set, a global provider stays set, so True is kept."""
         if self._seen_provider:
             return True
+        if self._unset_globals():  # (the API's getters read the environment each time)
+            return False
         if isinstance(self._trace.get_tracer_provider(), self._idle_tracers) and isinstance(
             self._metrics.get_meter_provider(), self._idle_meters
         ):
             return False
         self._seen_provider = True
         return True
+
+    def _unset_globals(self) -> bool:
+        """Whether neither global provider was ever set: the API keeps them in module
+        globals (private names; when they are missing, False: the public check decides)."""
+        internal = getattr(self._metrics, "_internal", None)
+        tracers = getattr(self._trace, "_TRACER_PROVIDER", ...)
+        meters = getattr(internal, "_METER_PROVIDER", ...)
+        return tracers is None and meters is None
 
     def _fields(self) -> frozenset[str]:
         """The ``_meta`` keys the configured propagators read (``traceparent``,
@@ -338,6 +348,8 @@ class Telemetry:
         """Send one request inside its CLIENT span, with the span's trace context written
         into ``params._meta`` (a copy: the caller's params are left as they were)."""
         if not self._configured():  # no span: the current context (if any) is sent on
+            if not self._context.get_current():  # (nothing in it: no span, no baggage)
+                return await send(wire)
             return await send(self._with_context(wire))
         name, attributes, metric = self._describe(session, method, wire, request_id)
         started = time.perf_counter()
