@@ -12,7 +12,12 @@ servers': it starts the server, sends ``initialize`` (2025-11-25) and
 written when the previous answer has been read. Over stdio, lines on the server's
 stdin/stdout; over HTTP, one keep-alive connection (``http.client``) to the server under
 uvicorn (the same settings for all: ``peers/_uvicorn.py``), POSTs with the session id,
-answers read as JSON or as the SSE stream each server chooses. Calls per second; rounds
+answers read as JSON or as the SSE stream each server chooses. Then Streamable HTTP at
+2026-07-28, the stateless era: no ``initialize`` and no session; each ``tools/call`` POST
+carries its own ``_meta`` (protocol version, client capabilities and info) and the
+``MCP-Protocol-Version``/``Mcp-Method``/``Mcp-Name`` headers, and its answer must be a
+2026-07-28 result (``resultType: "complete"``); a server that cannot serve it gets a row
+saying so instead of a rate. Calls per second; rounds
 alternate between the servers; medians and the ratios ours/SDK and ours/FastMCP printed.
 ``--quick`` (CI's smoke run) makes few calls, one round, and checks only that every server
 answers.
@@ -44,6 +49,17 @@ INITIALIZE = {
     "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+STATELESS_VERSION = "2026-07-28"
+#: What a 2026-07-28 request carries in ``params._meta`` in place of ``initialize``.
+STATELESS_META = {
+    "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+}
+
+
+class CannotServe(Exception):
+    """A server answered, but not as the protocol revision asked for requires."""
 
 
 def call(number: int) -> dict[str, Any]:
@@ -158,7 +174,60 @@ def http_rate(script: Path, calls: int) -> float:
             process.wait()
 
 
-TRANSPORTS: dict[str, Callable[[Path, int], float]] = {"stdio": stdio_rate, "Streamable HTTP": http_rate}
+def stateless_call(number: int) -> dict[str, Any]:
+    """The ``number``-th ``tools/call`` request of the 2026-07-28 era (its own ``_meta``)."""
+    request = call(number)
+    request["params"]["_meta"] = STATELESS_META
+    return request
+
+
+def stateless_http_rate(script: Path, calls: int) -> float:
+    """Calls per second over Streamable HTTP at 2026-07-28 (one keep-alive connection, no
+    session); :class:`CannotServe` when an answer is not a 2026-07-28 result."""
+    process = subprocess.Popen(
+        [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
+    )
+    assert process.stdout is not None
+    try:
+        ready = process.stdout.readline().decode()
+        if not ready.startswith("PORT "):
+            raise SystemExit(f"{script.name}: the HTTP server did not start ({ready!r})")
+        connection = http.client.HTTPConnection("127.0.0.1", int(ready.split()[1]), timeout=30)
+        headers = {
+            "content-type": "application/json", "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": STATELESS_VERSION, "mcp-method": "tools/call", "mcp-name": "echo",
+        }
+
+        def exchange(number: int) -> None:
+            connection.request("POST", "/mcp", json.dumps(stateless_call(number)).encode(), headers)
+            response = connection.getresponse()
+            reply = http_answer(response, number) or {}
+            result = reply.get("result")
+            if response.status != 200 or not isinstance(result, dict) or result.get("resultType") != "complete":
+                raise CannotServe(f"HTTP {response.status}: {json.dumps(reply)[:160]}")
+            checked(script, number, reply)
+
+        exchange(0)  # (one unmeasured call: the answer says whether it serves 2026-07-28)
+        start = time.perf_counter()
+        for number in range(1, calls + 1):
+            exchange(number)
+        rate = calls / (time.perf_counter() - start)
+        connection.close()
+        return rate
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+TRANSPORTS: dict[str, Callable[[Path, int], float]] = {
+    "stdio": stdio_rate,
+    "Streamable HTTP": http_rate,
+    f"HTTP {STATELESS_VERSION}": stateless_http_rate,
+}
 
 
 def main() -> None:
@@ -172,11 +241,22 @@ def main() -> None:
     print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12}")
     for transport, rate_of in TRANSPORTS.items():
         rates: dict[str, list[float]] = {name: [] for name in SERVERS}
+        refused: dict[str, str] = {}
         for _ in range(rounds):
             for name, script in SERVERS.items():
-                rates[name].append(rate_of(script, calls))
+                if name in refused:
+                    continue
+                try:
+                    rates[name].append(rate_of(script, calls))
+                except CannotServe as reason:
+                    refused[name] = str(reason)
+        if OURS in refused:
+            raise SystemExit(f"{SERVERS[OURS].name}: {transport}: {refused[OURS]}")
         ours = statistics.median(rates[OURS])
         for name in SERVERS:
+            if name in refused:
+                print(f"{transport:<16} {name:<14} {'-':>10} {'-':>12}  cannot serve it: {refused[name]}")
+                continue
             rate = statistics.median(rates[name])
             print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x")
 
