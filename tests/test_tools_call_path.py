@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from mcp_generated.v2025_11_25 import models
 from typedmcp_codegen.pins import load_pins
@@ -57,6 +58,15 @@ MANIFEST: dict[str, Any] = {
             },
         },
         {
+            "name": "forecast",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "outputSchema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "high": {"type": "number"}},
+                "required": ["city", "high"],
+            },
+        },
+        {
             "name": "constant",
             "inputSchema": {
                 "type": "object",
@@ -71,12 +81,13 @@ MANIFEST: dict[str, Any] = {
 class Recording:
     """A client that records what each call sends and answers an empty result."""
 
-    def __init__(self) -> None:
+    def __init__(self, structured: dict[str, Any] | None = None) -> None:
         self.sent: list[tuple[str, Any]] = []
+        self.structured = structured
 
     async def call_tool(self, *, name: str, arguments: dict[str, Any] | None = None) -> Any:
         self.sent.append((name, json.loads(json.dumps(arguments))))
-        return models.CallToolResult(content=[])
+        return models.CallToolResult(content=[], structured_content=self.structured)
 
 
 @pytest.fixture(scope="module")
@@ -126,4 +137,14 @@ def test_which_tools_are_sent_as_given() -> None:
         view = _tool_view(tool, models_of)
         decided[tool.name] = view["sent_as_given"]
         assert _sent_as_given(tool, view["arguments"]) is view["sent_as_given"]
-    assert decided == {"plain": True, "dated": False, "constant": False}
+    assert decided == {"plain": True, "dated": False, "forecast": True, "constant": False}
+
+
+def test_a_structured_result_is_validated_and_a_missing_one_raises(package: ModuleType) -> None:
+    forecast = importlib.import_module(f"{PACKAGE}.forecast")
+    found = asyncio.run(package.Tools(Recording({"city": "Oslo", "high": 21.5})).forecast(city="Oslo"))
+    assert isinstance(found, forecast.Result) and (found.city, found.high) == ("Oslo", 21.5)
+    with pytest.raises(package.ToolResultError, match="tool forecast declared an output schema but sent no"):
+        asyncio.run(package.Tools(Recording()).forecast(city="Oslo"))
+    with pytest.raises(ValidationError, match="high"):
+        asyncio.run(package.Tools(Recording({"city": "Oslo"})).forecast(city="Oslo"))
