@@ -92,6 +92,7 @@ def test_a_validated_result_is_sent_without_a_second_check(monkeypatch: pytest.M
     assert isinstance(asyncio.run(app.tools["note"].call({}, None)), CheckedCallToolResult)
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # (the point of the test)
 def test_a_model_instance_is_still_checked_it_may_have_changed_since_it_was_built(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -121,6 +122,7 @@ def _app_returning(model: type[BaseModel]) -> McpApp:
     return app
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")
 @pytest.mark.parametrize("model", [Lying, Computing])
 def test_a_result_whose_serializer_may_break_the_schema_is_still_checked(model: type[BaseModel]) -> None:
     app = _app_returning(model)
