@@ -63,7 +63,7 @@ from .stubs import Outbound
 from .subscriptions import Subscription
 from .hooks import refuse_task_hooks
 from .tasks import TaskBuiltins, TaskStore
-from .tools import ToolSchemas, as_functions, problems
+from .tools import ToolSchemas, as_functions
 
 logger = logging.getLogger("typedmcp")
 
@@ -630,9 +630,9 @@ class ClientSession(Session):
         if validator is None or getattr(result, "is_error", False):
             return
         structured = getattr(result, "structured_content", None)
-        found = (
-            ["(root): no structuredContent"] if structured is None else problems(validator, structured)
-        )
+        found = (  # (check: the plain-Python test first, jsonschema only to word the errors)
+            self.tool_schemas.check(name, "outputSchema", structured) if structured is not None
+            else ["(root): no structuredContent"])
         if found:
             raise ToolOutputError(f"tool {name} returned output that breaks its outputSchema: "
                                   + "; ".join(found))

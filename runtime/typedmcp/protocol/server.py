@@ -34,7 +34,7 @@ from .stubs import RequestContext, ToolError
 from .hooks import refuse_task_hooks
 from .middleware import Middleware, MiddlewareChain, MiddlewareContext, middleware_chain, session_context
 from .tasks import TaskBuiltins, TaskStore
-from .tools import ToolSchemas
+from .tools import OutputChecked, ToolSchemas
 
 logger = logging.getLogger("typedmcp")
 
@@ -346,6 +346,8 @@ class ServerSession(Session):
                 return
 
     def _check_structured_output(self, name: str, result: Any) -> None:
+        if isinstance(result, OutputChecked):
+            return  # validated and dumped by the types its outputSchema came from
         if self.tool_schemas.tools.get(name, {}).get("outputSchema") is None:
             return
         assert self.package is not None
