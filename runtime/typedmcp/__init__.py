@@ -48,6 +48,10 @@ _EXPORTS: dict[str, str] = {
     "RpcError": "engine.jsonrpc",
     # handlers and clients
     "ChangeFeed": "protocol.feed",
+    "ExtensionError": "protocol.extensions",
+    "TASKS_EXTENSION": "protocol.extensions",
+    "supports_extension": "protocol.extensions",
+    "extension_settings": "protocol.extensions",
     "InvalidResult": "protocol.results",
     "ProtocolViolation": "protocol.results",
     "RequestOrigin": "protocol.origin",
@@ -91,6 +95,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "TASKS_EXTENSION",
     "AuthRequired",
     "BearerAuth",
     "CachePolicy",
@@ -100,6 +105,7 @@ __all__ = [
     "Context",
     "DeclarationError",
     "EventStore",
+    "ExtensionError",
     "HttpApp",
     "HttpError",
     "HttpTimeouts",
@@ -134,6 +140,7 @@ __all__ = [
     "connect_memory",
     "connect_sse",
     "connect_stdio",
+    "extension_settings",
     "http_app",
     "input_key",
     "request_origin",
@@ -142,6 +149,7 @@ __all__ = [
     "serve",
     "serve_stdio",
     "single_use_state",
+    "supports_extension",
 ]
 
 
@@ -186,6 +194,12 @@ if TYPE_CHECKING:
     from .protocol.client import ToolOutputError
     from .protocol.probing import NegotiationTimeout
     from .protocol.errors import AuthRequired, HttpError
+    from .protocol.extensions import (
+        TASKS_EXTENSION,
+        ExtensionError,
+        extension_settings,
+        supports_extension,
+    )
     from .protocol.feed import ChangeFeed
     from .protocol.options import UnknownOptionError
     from .protocol.origin import Principal, RequestOrigin, request_origin

@@ -20,6 +20,7 @@ from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
+from ..protocol.extensions import checked_extensions
 from ..protocol.feed import ChangeFeed
 from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
@@ -108,6 +109,7 @@ class McpApp(ServerHandlers):
         instructions: str | None = None,
         changes: ChangeFeed | None = None,
         cache: CachePolicy | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -117,6 +119,8 @@ class McpApp(ServerHandlers):
         self.instructions = instructions
         #: The caching hints of 2026-07-28 list and read results (``ttlMs``/``cacheScope``).
         self.cache = cache
+        #: The extensions the app declares (SEP-2133; on the wire in 2026-07-28).
+        self.extensions = checked_extensions(extensions)
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
         self._tools: dict[str, ToolSpec] = {}
@@ -142,7 +146,7 @@ class McpApp(ServerHandlers):
 
     def server_defaults(self) -> dict[str, Any]:
         """Options the launchers use unless given others: ``server_info``,
-        ``instructions``, ``list_changed`` and the app's change feed."""
+        ``instructions``, ``list_changed``, ``extensions`` and the app's change feed."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
             info["title"] = self.title
@@ -155,6 +159,8 @@ class McpApp(ServerHandlers):
             defaults["instructions"] = self.instructions
         if self.cache is not None:
             defaults["cache"] = self.cache
+        if self.extensions:
+            defaults["extensions"] = self.extensions
         return defaults
 
     # -- declaring -----------------------------------------------------------------------

@@ -40,6 +40,7 @@ from .capabilities import (
     variant_of,
 )
 from .deadlines import Deadline, Deadlines, RequestOptions
+from .extensions import Extensions, checked_extensions, declare_extensions, extension_settings
 from .packages import ProtocolPackage, severity
 from .results import (
     describe,
@@ -82,8 +83,11 @@ class Session:
         builtins: object,
         package: ProtocolPackage | None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        extensions: Extensions | None = None,
     ) -> None:
         self.handlers = handlers
+        #: What this side declares in ``capabilities.extensions`` (where its revision has it).
+        self.extensions = checked_extensions(extensions)
         self.builtins = builtins
         self.package = package
         self.request_timeout = request_timeout
@@ -163,7 +167,16 @@ class Session:
                     flag = gate.path[-1]
                     if flag == "listChanged" and gate.path[0] in set(list_changed):
                         declare(capabilities, gate.path, model)
+        declare_extensions(capabilities, self.extensions, model)
         self.own_capabilities = capabilities
+
+    def peer_supports(self, extension: str) -> bool:
+        """Whether the peer declared the extension (``"io.modelcontextprotocol/tasks"``)."""
+        return self.peer_extension(extension) is not None
+
+    def peer_extension(self, extension: str) -> dict[str, Any] | None:
+        """The settings the peer declared for an extension; None if it did not declare it."""
+        return extension_settings(self.peer_capabilities, extension)
 
     def _declare_variants(self, capabilities: dict[str, Any], spec: Any, model: Any) -> None:
         """Declare the variants this side has handlers for (``elicitation.url`` for
