@@ -76,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryUsedStates": "stateless.sealing",
     "UsedStates": "stateless.sealing",
     "input_key": "stateless.scope",
+    "run_as_task": "stateless.tasks",
     "resumed_from_state": "stateless.scope",
     "single_use_state": "stateless.scope",
     # HTTP
@@ -145,6 +146,7 @@ __all__ = [
     "input_key",
     "request_origin",
     "resumed_from_state",
+    "run_as_task",
     "run_stdio",
     "serve",
     "serve_stdio",
@@ -210,6 +212,7 @@ if TYPE_CHECKING:
     from .stateless.scope import input_key, resumed_from_state, single_use_state
     from .stateless.sealing import MemoryUsedStates, UsedStates
     from .stateless.server import CachePolicy
+    from .stateless.tasks import run_as_task
     from .transports.events import EventStore, MemoryEventStore
     from .transports.http_client import NotAnMcpReply, ResponseLost
     from .transports.http_server import HttpApp

@@ -25,6 +25,7 @@ from ..protocol.feed import ChangeFeed
 from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
+from ..stateless.tasks import TaskSupport, run_as_task
 from .completions import CompleterT
 from .context import Context
 from .prompts import PromptSpec, declare_prompt
@@ -124,6 +125,7 @@ class McpApp(ServerHandlers):
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
         self._tools: dict[str, ToolSpec] = {}
+        self._task_tools: dict[str, TaskSupport] = {}  # tool name -> how it runs as a task
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
@@ -180,6 +182,7 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
     def tool(
         self,
@@ -193,11 +196,14 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
         """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
         unchanged. The name defaults to the function's, the description to the
         docstring's first paragraph; ``structured_output=False`` leaves out the output
-        schema."""
+        schema. ``task="optional"`` (or ``"required"``) runs it as a task of the tasks
+        extension for a 2026-07-28 client that declares it (``McpApp(extensions=
+        {TASKS_EXTENSION: {}})``); ``"required"`` refuses other clients of that era (-32021)."""
         if isinstance(function, str):
             raise DeclarationError(
                 f"write @app.tool(name={function!r}): the name is a keyword argument"
@@ -209,7 +215,7 @@ class McpApp(ServerHandlers):
             return self.add_tool(
                 declared, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta,
-                structured_output=structured_output,
+                structured_output=structured_output, task=task,
             )
 
         return decorator
@@ -225,8 +231,13 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[P, R]:
         """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
+        if task not in (None, "optional", "required"):
+            raise DeclarationError(
+                f"task={task!r}: a tool runs as a task with task='optional' or task='required'"
+            )
         spec = declare_tool(
             function, name=name, title=title, description=description, annotations=annotations,
             icons=icons, meta=meta, structured_output=structured_output,
@@ -238,6 +249,9 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._tools[spec.name] = spec
+        self._task_tools.pop(spec.name, None)
+        if task is not None:
+            self._task_tools[spec.name] = task
         self._announce(self.changes.tools_changed)
         return function
 
@@ -423,7 +437,12 @@ class McpApp(ServerHandlers):
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
         context = Context(ctx) if spec.signature.context_parameter is not None else None
-        return await spec.call(params.arguments or {}, context)
+        support = self._task_tools.get(spec.name)
+        if support is None:
+            return await spec.call(params.arguments or {}, context)
+        return await run_as_task(
+            lambda: spec.call(params.arguments or {}, context), required=support == "required"
+        )
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
         return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]

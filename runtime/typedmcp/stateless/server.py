@@ -44,6 +44,7 @@ from ..engine.jsonrpc import (
     quoted,
 )
 from ..protocol.capabilities import declare, has_capability, unmet_capability
+from ..protocol.extensions import TASKS_EXTENSION
 from ..protocol.feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED, ChangeFeed
 from ..protocol.meta import (
     ACKNOWLEDGED,
@@ -65,6 +66,7 @@ from ..protocol.results import describe, plain, to_wire, validate_any_result
 from ..protocol.server import ServerSession
 from ..protocol.stubs import RequestContext
 from .scope import Emit, InputRequired, RequestScope, _input_key, _scope, current_scope
+from .tasks import TASK_METHODS, TaskRegistry, TaskStarted
 from .sealing import (
     DEFAULT_STATE_TTL,
     MemoryUsedStates,
@@ -140,6 +142,8 @@ class InputSender:
         if key in scope.used:
             raise CapabilityError(f"input key {quoted(key)} is used twice in one request")
         scope.used.add(key)
+        if key not in scope.answers and scope.task is not None:  # a task waits (tasks/update)
+            scope.answers[key] = await scope.task.ask(key, {"method": method, "params": wire})
         if key in scope.answers:
             try:
                 return validate_any_result(server.own_spec(negotiated, "request"), scope.answers[key])
@@ -243,6 +247,8 @@ class StatelessServer(ServerSession):
         self.cache = cache or CachePolicy()
         self.server_info_in_results = server_info_in_results
         self.builtins = StatelessBuiltins(self)
+        #: The tasks extension's tasks (SEP-2663), when the server declares it.
+        self.task_registry = TaskRegistry() if TASKS_EXTENSION in self.extensions else None
         self.derive_capabilities(self.package, self.list_changed)
         if has_capability(self.own_capabilities, ("resources",)) and (
             resource_subscriptions or self._user_handler("subscribe") is not None
@@ -276,6 +282,8 @@ class StatelessServer(ServerSession):
         """End open ``subscriptions/listen`` streams gracefully (final result), and any
         opened later at once."""
         self._closed = True
+        if self.task_registry is not None:
+            self.task_registry.close()
         self.end_listens()
         super().close()
 
@@ -357,8 +365,11 @@ class StatelessServer(ServerSession):
         (``connect_direct``), so it must already be plain JSON data.
         """
         meta = params["_meta"] if checked else self.checked_meta(params)
+        if method in TASK_METHODS and self.task_registry is not None:  # the tasks extension
+            return self._with_server_info(self.task_registry.serve(method, params, principal))
         self.route(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)
+        scope.tasks = self.task_registry
         if method in INPUT_REQUIRED_METHODS:
             scope.name = params.get(NAME_PARAM[method])
             scope.arguments = params.get("arguments")
@@ -371,6 +382,8 @@ class StatelessServer(ServerSession):
                 result = await self._serve(method, params, request_id)
             except InputRequired:
                 return self._input_required(scope, params)
+            except TaskStarted as started:
+                return self._with_server_info(started.created)
             except RpcError as error:
                 if error.code in RETIRED_CODES:
                     raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None
