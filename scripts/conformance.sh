@@ -27,6 +27,9 @@ BASELINE_2026=conformance/expected-failures-2026-07-28.yml
 BASELINE_ALL=conformance/expected-failures-all.yml
 OUT=${OUT:-.peers/results}
 MAX_FLAKY=${CONFORMANCE_MAX_FLAKY:-2}
+# How long one client run may take: the suite with every scenario starts ~50 Python clients at
+# once, which on 2 busy cores can take longer than the harness's 30 s default to get going.
+CLIENT_TIMEOUT_MS=${CONFORMANCE_CLIENT_TIMEOUT_MS:-60000}
 mkdir -p "$OUT"
 : > "$OUT/flaky.txt"
 
@@ -75,7 +78,7 @@ client_suite() {  # VERSION BASELINE LOG: the client suite at one spec version (
   [ "$version" = all ] || filter=(--spec-version "$version")
   echo "--- client suite all, spec-version $version (expected failures: $baseline)"
   if ! isolated "$NODE" "$SUITE" client --command "$client_cmd" --suite all "${filter[@]}" \
-      --expected-failures "$baseline" --timeout 30000 > "$log" 2>&1; then
+      --expected-failures "$baseline" --timeout "$CLIENT_TIMEOUT_MS" > "$log" 2>&1; then
     mapfile -t failed < <(grep -E '^✗' "$log" | sed -E 's/^✗ ([^:]+):.*/\1/' \
       | grep -vxF -f <(grep -E '^  - ' "$baseline" | sed 's/^  - //') || true)
     if [ "${#failed[@]}" -eq 0 ]; then  # a stale expected failure, or the harness itself failed
@@ -85,7 +88,7 @@ client_suite() {  # VERSION BASELINE LOG: the client suite at one spec version (
     fi
     for scenario in "${failed[@]}"; do
       if isolated "$NODE" "$SUITE" client --command "$client_cmd" --scenario "$scenario" \
-          "${filter[@]}" --timeout 30000 \
+          "${filter[@]}" --timeout "$CLIENT_TIMEOUT_MS" \
           > "$OUT/client-$version-$(echo "$scenario" | tr / _).log" 2>&1; then
         echo "FLAKY: $scenario failed in the parallel suite, passed alone (spec-version $version)"
         echo "$scenario (spec-version $version)" >> "$OUT/flaky.txt"
