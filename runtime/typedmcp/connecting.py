@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import shlex
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -67,6 +67,7 @@ class SessionOptions(TypedDict, total=False):
     listen_for_changes: bool
     remember_era: bool
     tasks: bool
+    extensions: Mapping[str, Mapping[str, Any]] | None
 
 
 class StdioConnectOptions(SessionOptions, total=False):

@@ -134,8 +134,6 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     this call, naming the closest valid one.
     """
     from .stateless.router import (
-        BOTH_ERAS_OPTION,
-        MODERN_OPTIONS,
         Eras,
         refuse_stateless,
         with_handler_defaults,
@@ -156,10 +154,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
 
         options, state, sessions = shared_options(options)
 
-    server_keys = {
-        "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
-        "changes", "middleware", BOTH_ERAS_OPTION, *MODERN_OPTIONS,
-    }
+    server_keys = server_options()  # (the sessions' options, derived: extensions= too)
     eras = Eras.of(handlers, **{k: v for k, v in options.items() if k in server_keys})
     app_options = {k: v for k, v in options.items() if k not in server_keys}
     modern = eras.stateless_server(handlers)

@@ -21,11 +21,13 @@ from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
 from ..protocol.access import AccessPolicy, Allow, Requirement
+from ..protocol.extensions import checked_extensions
 from ..protocol.feed import ChangeFeed
 from ..protocol.middleware import Middleware, MiddlewareChain
 from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
+from ..stateless.tasks import TaskSupport, run_as_task
 from .completions import CompleterT
 from .context import Context
 from .prompts import PromptSpec, declare_prompt
@@ -112,6 +114,7 @@ class McpApp(ServerHandlers):
         cache: CachePolicy | None = None,
         hide_unauthorized: bool = True,
         middleware: Sequence[Middleware] = (),
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -121,11 +124,14 @@ class McpApp(ServerHandlers):
         self.instructions = instructions
         #: The caching hints of 2026-07-28 list and read results (``ttlMs``/``cacheScope``).
         self.cache = cache
+        #: The extensions the app declares (SEP-2133; on the wire in 2026-07-28).
+        self.extensions = checked_extensions(extensions)
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
         #: The server middleware, outermost first (see :meth:`add_middleware`).
         self.middleware = MiddlewareChain(middleware)
         self._tools: dict[str, ToolSpec] = {}
+        self._task_tools: dict[str, TaskSupport] = {}  # tool name -> how it runs as a task
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
@@ -152,7 +158,7 @@ class McpApp(ServerHandlers):
 
     def server_defaults(self) -> dict[str, Any]:
         """Options the launchers use unless given others: ``server_info``,
-        ``instructions``, ``list_changed`` and the app's change feed."""
+        ``instructions``, ``list_changed``, ``extensions`` and the app's change feed."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
             info["title"] = self.title
@@ -167,6 +173,8 @@ class McpApp(ServerHandlers):
             defaults["cache"] = self.cache
         if self.middleware.middlewares:
             defaults["middleware"] = self.middleware
+        if self.extensions:
+            defaults["extensions"] = self.extensions
         return defaults
 
     def add_middleware(self, middleware: Middleware) -> None:
@@ -195,6 +203,7 @@ class McpApp(ServerHandlers):
         structured_output: bool | None = None,
         scopes: Sequence[str] | None = None,
         allow: Allow | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
     def tool(
         self,
@@ -210,13 +219,17 @@ class McpApp(ServerHandlers):
         structured_output: bool | None = None,
         scopes: Sequence[str] | None = None,
         allow: Allow | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
         """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
         unchanged. The name defaults to the function's, the description to the
         docstring's first paragraph; ``structured_output=False`` leaves out the output
         schema. ``scopes``: the OAuth scopes a caller's token needs to call it; ``allow``:
         a predicate on the caller's principal (claims, roles) that must hold too (enforced
-        over HTTP with ``auth``; see ``typedmcp.protocol.access``)."""
+        over HTTP with ``auth``; see ``typedmcp.protocol.access``).
+        ``task="optional"`` (or ``"required"``) runs it as a task of the tasks
+        extension for a 2026-07-28 client that declares it (``McpApp(extensions=
+        {TASKS_EXTENSION: {}})``); ``"required"`` refuses other clients of that era (-32021)."""
         if isinstance(function, str):
             raise DeclarationError(
                 f"write @app.tool(name={function!r}): the name is a keyword argument"
@@ -228,7 +241,7 @@ class McpApp(ServerHandlers):
             return self.add_tool(
                 declared, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta,
-                structured_output=structured_output, scopes=scopes, allow=allow,
+                structured_output=structured_output, scopes=scopes, allow=allow, task=task,
             )
 
         return decorator
@@ -246,9 +259,14 @@ class McpApp(ServerHandlers):
         structured_output: bool | None = None,
         scopes: Sequence[str] | None = None,
         allow: Allow | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[P, R]:
         """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
         requirement = _requirement("tool", scopes, allow)
+        if task not in (None, "optional", "required"):
+            raise DeclarationError(
+                f"task={task!r}: a tool runs as a task with task='optional' or task='required'"
+            )
         spec = declare_tool(
             function, name=name, title=title, description=description, annotations=annotations,
             icons=icons, meta=meta, structured_output=structured_output,
@@ -261,6 +279,9 @@ class McpApp(ServerHandlers):
             )
         self._tools[spec.name] = spec
         _guard(self.access_policy.tools, spec.name, requirement)
+        self._task_tools.pop(spec.name, None)
+        if task is not None:
+            self._task_tools[spec.name] = task
         self._announce(self.changes.tools_changed)
         return function
 
@@ -466,7 +487,12 @@ class McpApp(ServerHandlers):
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
         context = Context(ctx) if spec.signature.context_parameter is not None else None
-        return await spec.call(params.arguments or {}, context)
+        support = self._task_tools.get(spec.name)
+        if support is None:
+            return await spec.call(params.arguments or {}, context)
+        return await run_as_task(
+            lambda: spec.call(params.arguments or {}, context), required=support == "required"
+        )
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
         return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]

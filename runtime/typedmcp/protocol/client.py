@@ -110,6 +110,7 @@ class ClientSession(Session):
         listen_for_changes: bool = True,
         remember_era: bool = True,
         tasks: bool = False,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
         client: type[Outbound] | None = None,
     ) -> None:
         wrapped, self.negotiation = choose_packages(packages, handlers, client)
@@ -122,7 +123,7 @@ class ClientSession(Session):
         own = own_package(handlers, client) or wrapped[0].module
         client_module = importlib.import_module(f"{own.__name__}.client")
         handlers = handlers if handlers is not None else client_module.ClientHandlers()
-        super().__init__(handlers, None, None)
+        super().__init__(handlers, None, None, extensions=extensions)
         self.own_package = ProtocolPackage.of(own)
         if request_timeout is not None:
             self.request_timeout = request_timeout
@@ -157,8 +158,7 @@ class ClientSession(Session):
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
         self._auto_listened: set[str] = set()  # methods the background listen covers
-        # tasks=True: sampling and elicitation the server task-augments run in a task store
-        # (2025-11-25); tasks are declared only where a handler can run as one
+        # tasks=True: sampling/elicitation the server task-augments run in a task store (2025-11-25)
         self.handles_tasks = tasks
         if tasks:
             self.task_store = TaskStore(self.task_status)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -110,12 +110,13 @@ class ServerSession(Session):
         tasks: bool = False,
         changes: Any = None,
         middleware: Sequence[Middleware] | MiddlewareChain | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         own = package_of(handlers)
         self.packages = (
             [ProtocolPackage.of(p) for p in packages] if packages else handshake_packages(handlers)
         )
-        super().__init__(handlers, None, None)
+        super().__init__(handlers, None, None, extensions=extensions)
         self.own_package = ProtocolPackage.of(own)
         self.builtins = self._server_builtins = ServerBuiltins(self)
         self._handler_base = importlib.import_module(f"{own.__name__}.server").ServerHandlers

@@ -41,6 +41,7 @@ from .capabilities import (
     variant_of,
 )
 from .deadlines import Deadline, Deadlines, RequestOptions
+from .extensions import Extensions, PeerExtensions, checked_extensions, declare_extensions
 from .packages import ProtocolPackage, severity
 from .results import (
     describe,
@@ -63,7 +64,7 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 TASK_STATUS = "notifications/tasks/status"
 
 
-class Session:
+class Session(PeerExtensions):
     """State and routing shared by the server and the client side of a connection."""
 
     side: str = ""
@@ -86,8 +87,11 @@ class Session:
         builtins: object,
         package: ProtocolPackage | None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        extensions: Extensions | None = None,
     ) -> None:
         self.handlers = handlers
+        #: What this side declares in ``capabilities.extensions`` (where its revision has it).
+        self.extensions = checked_extensions(extensions)
         self.builtins = builtins
         self.package = package
         self.request_timeout = request_timeout
@@ -168,6 +172,7 @@ class Session:
                     flag = gate.path[-1]
                     if flag == "listChanged" and gate.path[0] in set(list_changed):
                         declare(capabilities, gate.path, model)
+        declare_extensions(capabilities, self.extensions, model)
         self.own_capabilities = capabilities
 
     def _declare_variants(self, capabilities: dict[str, Any], spec: Any, model: Any) -> None:
