@@ -98,13 +98,6 @@ class DPoPKey:
         private = ("d", "p", "q", "dp", "dq", "qi", "alg", "key_ops", "use", "kid")
         return {name: value for name, value in jwk.items() if name not in private}
 
-    def thumbprint(self) -> str:
-        """The RFC 7638 JWK SHA-256 thumbprint of the public key (a token's ``cnf.jkt``)."""
-        required = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
-        members = {n: self.public_jwk[n] for n in required[self.public_jwk["kty"]]}
-        canonical = json.dumps(members, separators=(",", ":"), sort_keys=True)
-        return _b64url(hashlib.sha256(canonical.encode()).digest())
-
     def proof(self, method: str, url: str, access_token: str | None = None) -> str:
         """A fresh proof for ``method url`` (with ``ath`` when presenting ``access_token``,
         and the nonce last issued by that URL's origin, if any)."""
