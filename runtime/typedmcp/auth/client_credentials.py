@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .dpop import DPoPKey
+from .fetch import Fetch
 from .grants import PrivateKeyJwt
-from .oauth import OAuthProvider
+from .oauth import AuthMethod, OAuthProvider
+from .tokens import TokenStorage
 
 __all__ = ["ClientCredentials", "PrivateKeyJwt"]
 
@@ -18,12 +21,15 @@ def ClientCredentials(  # a factory named like the provider it makes
     private_key: str | bytes | Any = None,
     signing_algorithm: str = "ES256",
     scope: str | None = None,
-    **options: Any,
+    token_endpoint_auth_method: AuthMethod | None = None,
+    dpop: bool | DPoPKey = False,
+    storage: TokenStorage | None = None,
+    fetch: Fetch | None = None,
 ) -> OAuthProvider:
     """An :class:`OAuthProvider` for the client credentials grant: with ``client_secret``
     (``client_secret_basic``, or what the server supports) or with ``private_key`` (a
-    ``private_key_jwt`` assertion signed by ``signing_algorithm``). ``options``: the
-    provider's other keyword arguments (``dpop=``, ``storage=``, ``fetch=``...)."""
+    ``private_key_jwt`` assertion signed by ``signing_algorithm``). The other arguments are the
+    provider's (:class:`OAuthProvider`)."""
     if (client_secret is None) == (private_key is None):
         raise ValueError("ClientCredentials needs exactly one of client_secret= or private_key=")
     assertion = PrivateKeyJwt(private_key, algorithm=signing_algorithm) if private_key is not None else None
@@ -34,5 +40,8 @@ def ClientCredentials(  # a factory named like the provider it makes
         client_secret=client_secret,
         client_assertion=assertion,
         scope=scope,
-        **options,
+        token_endpoint_auth_method=token_endpoint_auth_method,
+        dpop=dpop,
+        storage=storage,
+        fetch=fetch,
     )
