@@ -9,6 +9,7 @@ import asyncio
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -17,6 +18,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from pydantic_core import to_json
+from test_oauth_client import World, provider, running, use
 
 from typedmcp import OAuthProvider
 from typedmcp.auth.client_credentials import ClientCredentials
@@ -122,3 +124,51 @@ def test_the_jwt_bearer_grant_presents_the_current_workload_token() -> None:
 
     form = run_grant(IdentityProvider(200, {}), JwtBearer(current))
     assert form == {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": "workload-jwt"}
+
+
+# -- against the OAuth client tests' mock world (tests/test_oauth_client.py) -------------------
+
+
+@dataclass
+class DPoPWorld(World):
+    """Issues its tokens as DPoP tokens (the resource ignores the scheme)."""
+
+    def _token(self, params: dict[str, str], headers: dict[str, str]) -> tuple[int, dict[str, str], Any]:
+        status, reply_headers, answer = super()._token(params, headers)
+        return status, reply_headers, {**answer, "token_type": "DPoP"}
+
+
+def test_a_dpop_token_without_dpop_says_how_to_turn_it_on() -> None:
+    async def scenario() -> None:
+        async with running(DPoPWorld()) as world:
+            await use(world, provider(world))
+
+    with pytest.raises(OAuthError, match=re.escape("'DPoP' token; only Bearer is supported (DPoP with dpop=True)")):
+        asyncio.run(scenario())
+
+
+def test_private_key_jwt_without_an_assertion_says_what_to_pass() -> None:
+    async def scenario() -> None:
+        async with running(World()) as world:
+            auth = OAuthProvider(world.url, grant="client_credentials", client_id="svc",
+                                 token_endpoint_auth_method="private_key_jwt")
+            await use(world, auth)
+
+    with pytest.raises(OAuthError, match=re.escape("private_key_jwt with client_assertion=PrivateKeyJwt(key)")):
+        asyncio.run(scenario())
+
+
+def test_a_refused_jwt_bearer_grant_is_raised_once_without_another_grant() -> None:
+    world = World()  # knows no jwt-bearer grant: unsupported_grant_type
+
+    async def scenario() -> None:
+        async with running(world):
+            await use(world, OAuthProvider(world.url, grant=JwtBearer("workload-jwt")))
+
+    with pytest.raises(OAuthError, match=r"jwt-bearer.*failed: HTTP 400 unsupported_grant_type"):
+        asyncio.run(scenario())
+    assert [hit.params["grant_type"] for hit in world.token_requests] == [
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    ]
+    assert world.token_requests[0].params["assertion"] == "workload-jwt"
+    assert "client_id" not in world.token_requests[0].params and world.registrations == []

@@ -11,8 +11,8 @@ once it holds a token and answers the server's challenges:
   Client ID Metadata Document URL, or dynamic registration per RFC 7591), then a refresh
   or a new grant: authorization code with PKCE (S256) through an injectable *user agent*,
   or client credentials, or a :class:`~typedmcp.auth.grants.Grant` (JWT bearer for workload
-  identity, enterprise-managed authorization; ``auth/grants.py``). Every authorization and token request names the server with the
-  RFC 8707 ``resource`` parameter. The request is then retried once.
+  identity, enterprise-managed authorization; ``auth/grants.py``). Every authorization and
+  token request names the server with the RFC 8707 ``resource`` parameter. The request is then retried once.
 * ``403`` with ``error="insufficient_scope"`` -> step-up: a new authorization asking for
   the union of what was asked before and what the challenge names, then one retry.
 
@@ -579,7 +579,8 @@ class OAuthProvider:
         else:
             raise OAuthError(
                 f"token endpoint auth method {method!r} is not supported by this client; "
-                f"use one of {', '.join(AUTH_METHODS)} (token_endpoint_auth_method=)"
+                f"use one of {', '.join(AUTH_METHODS)} (token_endpoint_auth_method=), or "
+                "private_key_jwt with client_assertion=PrivateKeyJwt(key)"
             )
         endpoint = discovery.endpoint("token_endpoint", "/token")
         reply = await post_token(self._fetch, self.dpop, endpoint, urlencode(form).encode(), headers)
@@ -589,8 +590,8 @@ class OAuthProvider:
         token_type = str(answer.get("token_type", "Bearer"))
         if token_type.lower() not in (("bearer", "dpop") if self.dpop else ("bearer",)):
             raise OAuthError(
-                f"the token endpoint issued a {token_type!r} token; only Bearer is supported"
-                + ("" if self.dpop else " (DPoP with dpop=True)")
+                f"the token endpoint issued a {token_type!r} token; "
+                + ("only Bearer and DPoP are supported" if self.dpop else "only Bearer is supported (DPoP with dpop=True)")
             )
         lifetime = answer.get("expires_in")
         if isinstance(lifetime, str) and lifetime.isdigit():
