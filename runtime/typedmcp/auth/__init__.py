@@ -1,2 +1,3 @@
 """Authorization: bearer-token checks for the HTTP server (``bearer``) and OAuth 2.1 for
-the HTTP client (``oauth``, which implements the client transport's ``HttpAuth`` hook)."""
+the HTTP client (``oauth``, which implements the client transport's ``HttpAuth`` hook), with
+its extensions: grants without a user (``grants``, ``client_credentials``) and DPoP (``dpop``)."""

@@ -45,7 +45,7 @@ def _b64url(data: bytes) -> str:
 
 def access_token_hash(access_token: str) -> str:
     """The ``ath`` claim: base64url(SHA-256(access token))."""
-    return _b64url(hashlib.sha256(access_token.encode("ascii")).digest())
+    return _b64url(hashlib.sha256(access_token.encode()).digest())
 
 
 def htu(url: str) -> str:
