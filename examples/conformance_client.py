@@ -21,6 +21,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from typedmcp import OAuthProvider, RequestContext, connect_http
+from typedmcp.auth.client_credentials import ClientCredentials
+from typedmcp.auth.grants import EnterpriseManaged, JwtBearer
 from typedmcp.auth.oauth import ClientMetadata, OAuthError, auto_approve
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import Client, ClientHandlers
@@ -77,9 +79,38 @@ async def exercise(client: Client, tools: models.ListToolsResult) -> None:
 def oauth_for(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider | None:
     """auth/* scenarios: OAuth with a user agent that approves on its own (the mock
     authorization servers redirect at once), pre-registered credentials when the context
-    has them, else a Client ID Metadata Document URL or dynamic registration."""
+    has them, else a Client ID Metadata Document URL or dynamic registration. The auth
+    extensions: client credentials (a secret or a signed assertion), the JWT-bearer grant
+    of workload identity, enterprise-managed authorization, DPoP."""
     if not scenario.startswith("auth/"):
         return None
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            url,
+            client_id=context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(
+            url, client_id=context["client_id"], client_secret=context["client_secret"]
+        )
+    if scenario == "auth/wif-jwt-bearer":
+        return OAuthProvider(
+            url, grant=JwtBearer(context["valid_jwt"]), client_id=context.get("client_id")
+        )
+    if scenario == "auth/enterprise-managed-authorization":
+        grant = EnterpriseManaged(
+            idp_token_endpoint=context["idp_token_endpoint"],
+            id_token=context["idp_id_token"],
+            idp_client_id=context.get("idp_client_id"),
+        )
+        return OAuthProvider(
+            url,
+            grant=grant,
+            client_id=context["client_id"],
+            client_secret=context["client_secret"],
+        )
     return OAuthProvider(
         url,
         user_agent=auto_approve(),
@@ -90,6 +121,7 @@ def oauth_for(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider
             client_name="mcp-codegen conformance client",
             redirect_uris=("http://localhost:3000/callback",),
         ),
+        dpop=scenario.startswith("auth/dpop"),
     )
 
 

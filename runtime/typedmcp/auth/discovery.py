@@ -7,7 +7,7 @@ import base64
 import hashlib
 import re
 import secrets
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 _PARAM = re.compile(r'([A-Za-z0-9_.\-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
 
@@ -23,6 +23,12 @@ def parse_challenge(header: str) -> dict[str, str]:
             value = re.sub(r"\\(.)", r"\1", value[1:-1])
         params.setdefault(name.lower(), value)
     return params
+
+
+def basic_credentials(client_id: str, secret: str) -> str:
+    """The ``Authorization: Basic`` value of ``client_secret_basic`` (RFC 6749 §2.3.1)."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
 
 
 def pkce_pair() -> tuple[str, str]:

@@ -10,8 +10,9 @@ once it holds a token and answers the server's challenges:
   MCP spec gives, issuer checked), client registration (pre-registered credentials, a
   Client ID Metadata Document URL, or dynamic registration per RFC 7591), then a refresh
   or a new grant: authorization code with PKCE (S256) through an injectable *user agent*,
-  or client credentials. Every authorization and token request names the server with the
-  RFC 8707 ``resource`` parameter. The request is then retried once.
+  or client credentials, or a :class:`~typedmcp.auth.grants.Grant` (JWT bearer for workload
+  identity, enterprise-managed authorization; ``auth/grants.py``). Every authorization and
+  token request names the server with the RFC 8707 ``resource`` parameter. The request is then retried once.
 * ``403`` with ``error="insufficient_scope"`` -> step-up: a new authorization asking for
   the union of what was asked before and what the challenge names, then one retry.
 
@@ -21,6 +22,10 @@ resource's ``scopes_supported``, else the configured default, else none at all.
 ``MCP-Protocol-Version`` 2026-07-28 or later, the authorization server lists it and the
 client may use refresh tokens; otherwise it is dropped from the selection. Authorization responses are checked for ``state``
 and for the RFC 9207 ``iss`` parameter (simple string comparison).
+
+With ``dpop=`` the tokens are DPoP-bound (RFC 9449, ``auth/dpop.py``): every token and MCP
+request carries a fresh proof, the token goes out as ``Authorization: DPoP``, and a
+``use_dpop_nonce`` answer is retried with the server's nonce.
 
 Failures a user can act on raise :class:`OAuthError` with a message naming what was tried.
 Every metadata, registration and token request goes through aiohttp, by default through
@@ -32,20 +37,20 @@ certificate, proxy and session reach the authorization server too), else through
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qs, quote, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from pydantic_core import to_json
 
 from ..transports.http_client import HttpAuth
 from .discovery import (
     _origin,
+    basic_credentials,
     canonical_resource,
     parse_challenge,
     pkce_pair,
@@ -55,7 +60,9 @@ from .discovery import (
     server_metadata_urls,
     union_scopes,
 )
+from .dpop import DPOP_NONCE_ERROR, DPoPKey, post_token
 from .fetch import Fetch, HttpReply, OAuthError, UserAgent, auto_approve, fetch_through, http_fetch
+from .grants import ASSERTION_TYPE_JWT, Grant, GrantRequest, PrivateKeyJwt
 from .tokens import ClientMetadata, ClientRegistration, MemoryTokenStorage, Tokens, TokenStorage
 
 if TYPE_CHECKING:
@@ -92,16 +99,11 @@ __all__ = [
 OFFLINE_ACCESS_SINCE = "2026-07-28"
 OFFLINE_ACCESS = "offline_access"
 S256 = "S256"
-AuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
+AuthMethod = Literal["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
 AUTH_METHODS: tuple[AuthMethod, ...] = ("client_secret_basic", "client_secret_post", "none")
 
 
 # -- pure helpers --------------------------------------------------------------------------
-
-
-def _basic(client_id: str, secret: str) -> str:
-    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
-    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
 
 
 def _describe(reply: HttpReply) -> str:
@@ -133,8 +135,12 @@ class _Discovery:
 class OAuthProvider:
     """Client-side OAuth 2.1 for one MCP server (see the module docstring).
 
-    ``grant`` is ``"authorization_code"`` (needs ``user_agent``) or ``"client_credentials"``
-    (needs ``client_id``/``client_secret``). Credentials: ``client_id``/``client_secret``
+    ``grant`` is ``"authorization_code"`` (needs ``user_agent``), ``"client_credentials"``
+    (needs ``client_id`` and ``client_secret`` or ``client_assertion``), or a
+    :class:`~typedmcp.auth.grants.Grant` such as ``JwtBearer(assertion=...)`` or
+    ``EnterpriseManaged(...)``. ``client_assertion``: a :class:`PrivateKeyJwt` that
+    authenticates the client (``private_key_jwt``). ``dpop``: True (a generated key) or a
+    :class:`DPoPKey` for DPoP-bound tokens. Credentials: ``client_id``/``client_secret``
     (pre-registered), else ``client_metadata_url`` when the authorization server accepts
     Client ID Metadata Documents, else dynamic registration with ``client_metadata``.
     """
@@ -144,9 +150,11 @@ class OAuthProvider:
         server_url: str,
         *,
         user_agent: UserAgent | None = None,
-        grant: Literal["authorization_code", "client_credentials"] = "authorization_code",
+        grant: Literal["authorization_code", "client_credentials"] | Grant = "authorization_code",
         client_id: str | None = None,
         client_secret: str | None = None,
+        client_assertion: PrivateKeyJwt | None = None,
+        dpop: bool | DPoPKey = False,
         token_endpoint_auth_method: AuthMethod | None = None,
         client_metadata_url: str | None = None,
         client_metadata: ClientMetadata | None = None,
@@ -162,7 +170,11 @@ class OAuthProvider:
                     f"client_metadata_url must be an https URL with a path, not {client_metadata_url!r}"
                 )
         if grant == "client_credentials" and not client_id:
-            raise ValueError("the client_credentials grant needs a client_id (and usually a secret)")
+            raise ValueError("the client_credentials grant needs a client_id (and a secret or assertion)")
+        if client_assertion is not None and not client_id:
+            raise ValueError("client_assertion (private_key_jwt) needs the client_id it was registered for")
+        self.client_assertion = client_assertion
+        self.dpop: DPoPKey | None = DPoPKey() if dpop is True else (dpop or None)
         self.server_url = server_url
         self.user_agent = user_agent
         self.grant = grant
@@ -176,7 +188,11 @@ class OAuthProvider:
         self._http: HttpClient | None = None
         self.clock = clock
         self._preregistered = (
-            ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
+            ClientRegistration(
+                client_id,
+                client_secret,
+                token_endpoint_auth_method or ("private_key_jwt" if client_assertion else None),
+            )
             if client_id
             else None
         )
@@ -194,16 +210,30 @@ class OAuthProvider:
         a repeat raises :class:`OAuthError` rather than looping."""
         self._http = http  # the flow's own requests go through it too (trust, proxy)
         answered: set[int] = set()
+        nonce_retries = 0
         while True:
             sent = await self.authorization()
             if sent:
                 http.headers["Authorization"] = sent
             else:
                 http.headers.pop("Authorization", None)
-            response = await http.request(method, body, headers)
+            sending = headers
+            if self.dpop is not None:
+                token = sent.split(" ", 1)[1] if sent else None
+                sending = {**headers, "DPoP": self.dpop.proof(method, http.url, token)}
+            response = await http.request(method, body, sending)
             if response.status not in (401, 403):
                 return response
             challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
+            if (
+                self.dpop is not None
+                and challenge.get("error") == DPOP_NONCE_ERROR
+                and nonce_retries < 2
+                and self.dpop.learn_nonce(http.url, response.headers)
+            ):
+                await http.read(response)
+                nonce_retries += 1
+                continue  # RFC 9449 §9: the same request, with a proof carrying the nonce
             if response.status == 403 and challenge.get("error") != "insufficient_scope":
                 return response  # forbidden for another reason: not ours to fix
             reply = HttpReply(response.status, response.headers, await http.read(response))
@@ -242,7 +272,10 @@ class OAuthProvider:
             tokens = await self._refresh(tokens) if tokens.refresh_token else None
             if tokens is None:
                 await self.storage.save_tokens(None)
-        return f"Bearer {tokens.access_token}" if tokens else None
+        if tokens is None:
+            return None
+        scheme = "DPoP" if tokens.token_type.lower() == "dpop" else "Bearer"
+        return f"{scheme} {tokens.access_token}"
 
     # -- the flow --------------------------------------------------------------------------
 
@@ -266,7 +299,16 @@ class OAuthProvider:
             scope = union_scopes(self._requested_scope, granted, scope)
         self._requested_scope = scope
         client = await self._client(scope)
-        if self.grant == "client_credentials":
+        if not isinstance(self.grant, str):
+            form = await self.grant.token_form(
+                GrantRequest(
+                    (discovery.metadata or {}).get("issuer", discovery.issuer),
+                    discovery.resource,
+                    scope,
+                    self._fetch,
+                )
+            )
+        elif self.grant == "client_credentials":
             form = {"grant_type": "client_credentials"}
         else:
             code, verifier, redirect_uri = await self._authorize(client, scope)
@@ -276,7 +318,7 @@ class OAuthProvider:
                 "redirect_uri": redirect_uri,
                 "code_verifier": verifier,
             }
-        if scope and self.grant == "client_credentials":
+        if scope and self.grant != "authorization_code":
             form["scope"] = scope
         return await self._token_request(client, form, scope)
 
@@ -388,6 +430,8 @@ class OAuthProvider:
         metadata = discovery.metadata or {}
         if self._preregistered is not None:
             return self._preregistered
+        if not isinstance(self.grant, str):
+            return ClientRegistration("", None, "none")  # the assertion grant needs no client
         stored = await self.storage.load_client()
         if stored is not None:
             return stored
@@ -519,30 +563,43 @@ class OAuthProvider:
             discovery.metadata or {}, secret=client.client_secret is not None
         )
         if method == "client_secret_basic" and client.client_secret is not None:
-            headers["Authorization"] = _basic(client.client_id, client.client_secret)
+            headers["Authorization"] = basic_credentials(client.client_id, client.client_secret)
         elif method == "client_secret_post" and client.client_secret is not None:
             form.update(client_id=client.client_id, client_secret=client.client_secret)
+        elif method == "private_key_jwt" and self.client_assertion is not None:
+            audience = (discovery.metadata or {}).get("issuer", discovery.issuer)
+            form.update(
+                client_id=client.client_id,
+                client_assertion_type=ASSERTION_TYPE_JWT,
+                client_assertion=self.client_assertion.assertion(client.client_id, audience),
+            )
         elif method in ("none", "client_secret_basic", "client_secret_post"):
-            form["client_id"] = client.client_id
+            if client.client_id:
+                form["client_id"] = client.client_id
         else:
             raise OAuthError(
                 f"token endpoint auth method {method!r} is not supported by this client; "
-                f"use one of {', '.join(AUTH_METHODS)} (token_endpoint_auth_method=)"
+                f"use one of {', '.join(AUTH_METHODS)} (token_endpoint_auth_method=), or "
+                "private_key_jwt with client_assertion=PrivateKeyJwt(key)"
             )
         endpoint = discovery.endpoint("token_endpoint", "/token")
-        reply = await self._fetch("POST", endpoint, urlencode(form).encode(), headers)
+        reply = await post_token(self._fetch, self.dpop, endpoint, urlencode(form).encode(), headers)
         answer = reply.json()
         if reply.status != 200 or not isinstance(answer, dict) or not answer.get("access_token"):
             raise OAuthError(f"the token request ({form['grant_type']}) to {endpoint} failed: {_describe(reply)}")
         token_type = str(answer.get("token_type", "Bearer"))
-        if token_type.lower() != "bearer":
-            raise OAuthError(f"the token endpoint issued a {token_type!r} token; only Bearer is supported")
+        if token_type.lower() not in (("bearer", "dpop") if self.dpop else ("bearer",)):
+            raise OAuthError(
+                f"the token endpoint issued a {token_type!r} token; "
+                + ("only Bearer and DPoP are supported" if self.dpop else "only Bearer is supported (DPoP with dpop=True)")
+            )
         lifetime = answer.get("expires_in")
         if isinstance(lifetime, str) and lifetime.isdigit():
             lifetime = int(lifetime)  # some servers send it as a string
         previous = await self.storage.load_tokens()
         tokens = Tokens(
             access_token=str(answer["access_token"]),
+            token_type=token_type,
             refresh_token=answer.get("refresh_token")
             or (previous.refresh_token if previous and form["grant_type"] == "refresh_token" else None),
             scope=answer.get("scope") or scope,
