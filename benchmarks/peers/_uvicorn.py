@@ -2,13 +2,15 @@
 
 The socket is bound here to port 0 and handed to uvicorn, so there is no race for the port;
 ``PORT <n>`` is printed on stdout once uvicorn has started. Both servers get the same uvicorn
-settings: the ``httptools`` HTTP parser, the asyncio loop, no access log; and with
+settings: the ``httptools`` HTTP parser, the asyncio loop (or the one ``BENCH_UVICORN_LOOP``
+names: ``uvloop``), no access log; and with
 ``--tls CERT KEY`` on the peer's command line, TLS with that certificate (the HTTPS rows).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 from typing import Any
@@ -34,7 +36,7 @@ def serve_on_free_port(app: Any) -> None:
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        loop="asyncio",
+        loop=os.environ.get("BENCH_UVICORN_LOOP", "asyncio"),  # type: ignore[arg-type]
         http="httptools",
         lifespan="on",
         log_level="warning",
