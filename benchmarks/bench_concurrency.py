@@ -37,20 +37,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from _http_load import (
-    HANDSHAKE,
-    MODERN,
-    MODERN_HEADERS,
-    Connection,
-    call_body,
-    check_reply,
-    cpu_ns,
-    start_server,
-    start_session,
-    stop,
-)
+if TYPE_CHECKING:  # mypy (explicit_package_bases) knows this file as benchmarks.bench_concurrency
+    from benchmarks import _http_load as http_load
+else:  # run as a script, benchmarks/ is sys.path[0]
+    import _http_load as http_load
+
+HANDSHAKE, MODERN, MODERN_HEADERS = http_load.HANDSHAKE, http_load.MODERN, http_load.MODERN_HEADERS
+Connection = http_load.Connection
 
 PEERS = Path(__file__).resolve().parent / "peers"
 SERVERS = {
@@ -83,7 +78,7 @@ class Row:
     refused: str | None = None
 
     def median(self, name: str) -> float:
-        return statistics.median(getattr(run, name) for run in self.runs)
+        return float(statistics.median(getattr(run, name) for run in self.runs))
 
     def summary(self) -> dict[str, Any]:
         if self.refused is not None:
@@ -99,8 +94,8 @@ async def probe(port: int, era: str) -> str | None:
     """None if the server answers one ``tools/call`` of ``era``; else what it answered."""
     connection = await Connection.open(port)
     try:
-        headers = dict(MODERN_HEADERS) if era == MODERN else await start_session(connection)
-        status, _, reply = await connection.request(call_body(era), headers)
+        headers = dict(MODERN_HEADERS) if era == MODERN else await http_load.start_session(connection)
+        status, _, reply = await connection.request(http_load.call_body(era), headers)
         if status != 200 or b'"hello"' not in reply:
             return f"answers {status}: {reply[:160].decode('utf-8', 'replace')}"
         return None
@@ -125,8 +120,8 @@ async def timed_run(port: int, pid: int, era: str, clients: int, calls: int) -> 
         if era == MODERN:
             headers = [dict(MODERN_HEADERS) for _ in connections]
         else:
-            headers = list(await asyncio.gather(*(start_session(c) for c in connections)))
-        bodies = [call_body(era, request_id) for request_id in range(1, calls + 1)]
+            headers = list(await asyncio.gather(*(http_load.start_session(c) for c in connections)))
+        bodies = [http_load.call_body(era, request_id) for request_id in range(1, calls + 1)]
         latencies: list[float] = []
 
         async def client(connection: Connection, extra: dict[str, str]) -> None:
@@ -134,13 +129,13 @@ async def timed_run(port: int, pid: int, era: str, clients: int, calls: int) -> 
                 started = time.perf_counter()
                 status, _, reply = await connection.request(body, extra)
                 latencies.append(time.perf_counter() - started)
-                check_reply(status, reply)
+                http_load.check_reply(status, reply)
 
-        cpu_before = cpu_ns(pid)
+        cpu_before = http_load.cpu_ns(pid)
         started = time.perf_counter()
         await asyncio.gather(*(client(c, h) for c, h in zip(connections, headers, strict=True)))
         wall = time.perf_counter() - started
-        cpu = cpu_ns(pid) - cpu_before
+        cpu = http_load.cpu_ns(pid) - cpu_before
         if era == HANDSHAKE:  # end the sessions (not timed), so no server keeps them
             await asyncio.gather(*(end_session(c, h) for c, h in zip(connections, headers, strict=True)))
     finally:
@@ -216,7 +211,7 @@ async def measure(settings: argparse.Namespace) -> dict[str, Any]:
     # 200 clients on 127.0.0.1 hold 200 sessions at once: ours caps one address at 100 by
     # default (the SDK and FastMCP have no such cap), so it is raised here, for ours only.
     env = {"BENCH_UVICORN_LOOP": settings.loop, "BENCH_MAX_SESSIONS_PER_CLIENT": "250"}
-    started = {name: start_server([sys.executable, str(script), "http"], env) for name, script in SERVERS.items()}
+    started = {name: http_load.start_server([sys.executable, str(script), "http"], env) for name, script in SERVERS.items()}
     rows: dict[tuple[str, str, int], Row] = {}
     try:
         for name, (_, port) in started.items():
@@ -236,7 +231,7 @@ async def measure(settings: argparse.Namespace) -> dict[str, Any]:
             print(f"  round {round_number + 1}/{settings.rounds} done", flush=True)
     finally:
         for process, _ in started.values():
-            stop(process)
+            http_load.stop(process)
     compared = comparisons(rows, settings.clients)
     print_table(rows, compared, settings.clients)
     return {"rows": [row.summary() for row in rows.values()], "ratios": compared}

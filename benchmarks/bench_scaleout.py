@@ -38,15 +38,19 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from _http_load import HANDSHAKE, META, MODERN, MODERN_HEADERS, Connection, start_server, start_session
-from _http_load import call_body as _call_body
-from _http_load import check_reply as _check
-from _http_load import cpu_seconds as _cpu_seconds
-from _http_load import free_port as _free_port
-from _http_load import stop as _stop
-from _http_load import wait_port as _wait_port
+if TYPE_CHECKING:  # mypy (explicit_package_bases) knows this file as benchmarks.bench_scaleout
+    from benchmarks import _http_load as http_load
+else:  # run as a script, benchmarks/ is sys.path[0]
+    import _http_load as http_load
+
+HANDSHAKE, META, MODERN, MODERN_HEADERS = http_load.HANDSHAKE, http_load.META, http_load.MODERN, http_load.MODERN_HEADERS
+Connection = http_load.Connection
+start_server, start_session, _call_body, _check = (
+    http_load.start_server, http_load.start_session, http_load.call_body, http_load.check_reply)
+_cpu_seconds, _free_port, _stop, _wait_port = (
+    http_load.cpu_seconds, http_load.free_port, http_load.stop, http_load.wait_port)
 
 PEERS = Path(__file__).resolve().parent / "peers"
 
