@@ -52,6 +52,29 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+def descendants(pid: int) -> list[int]:
+    """The process ids of ``pid``'s children, theirs, and so on (from /proc/*/stat)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def tree_cpu_ns(pid: int) -> int:
+    """:func:`cpu_ns` of a process and all its descendants (a server whose workers are
+    child processes, such as granian's)."""
+    return sum(cpu_ns(each) for each in (pid, *descendants(pid)))
+
+
 def wait_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -65,6 +65,8 @@ class Run:
     p50_ms: float
     p99_ms: float
     server_cpu_us_per_call: float
+    failed_calls: int = 0
+    first_failure: str | None = None
 
 
 @dataclass
@@ -80,12 +82,16 @@ class Row:
     def median(self, name: str) -> float:
         return float(statistics.median(getattr(run, name) for run in self.runs))
 
+    def failed_calls(self) -> int:
+        return sum(run.failed_calls for run in self.runs)
+
     def summary(self) -> dict[str, Any]:
         if self.refused is not None:
             return {"server": self.server, "era": self.era, "clients": self.clients, "refused": self.refused}
         return {
             "server": self.server, "era": self.era, "clients": self.clients,
             **{name: self.median(name) for name in ("calls_s", "p50_ms", "p99_ms", "server_cpu_us_per_call")},
+            "failed_calls": self.failed_calls(),
             "runs": [vars(run) for run in self.runs],
         }
 
@@ -114,8 +120,10 @@ async def end_session(connection: Connection, session: dict[str, str]) -> None:
 
 async def timed_run(port: int, pid: int, era: str, clients: int, calls: int) -> Run:
     """``clients`` connections (and sessions) opened first, then every client sends
-    ``calls`` sequential ``tools/call``; only those are timed and charged CPU."""
-    connections = await asyncio.gather(*(Connection.open(port) for _ in range(clients)))
+    ``calls`` sequential ``tools/call``; only those are timed and charged CPU. A call the
+    server drops (closes the connection) or answers wrongly counts as failed; the client
+    then goes on over a new connection (its session, if any, kept)."""
+    connections = list(await asyncio.gather(*(Connection.open(port) for _ in range(clients))))
     try:
         if era == MODERN:
             headers = [dict(MODERN_HEADERS) for _ in connections]
@@ -123,31 +131,43 @@ async def timed_run(port: int, pid: int, era: str, clients: int, calls: int) -> 
             headers = list(await asyncio.gather(*(http_load.start_session(c) for c in connections)))
         bodies = [http_load.call_body(era, request_id) for request_id in range(1, calls + 1)]
         latencies: list[float] = []
+        failures: list[str] = []
 
-        async def client(connection: Connection, extra: dict[str, str]) -> None:
+        async def client(slot: int) -> None:
             for body in bodies:
                 started = time.perf_counter()
-                status, _, reply = await connection.request(body, extra)
+                try:
+                    status, _, reply = await connections[slot].request(body, headers[slot])
+                    http_load.check_reply(status, reply)
+                except (RuntimeError, ConnectionError, asyncio.IncompleteReadError) as error:
+                    failures.append(repr(error))
+                    connections[slot].close()
+                    connections[slot] = await Connection.open(port)
+                    continue
                 latencies.append(time.perf_counter() - started)
-                http_load.check_reply(status, reply)
 
-        cpu_before = http_load.cpu_ns(pid)
+        cpu_before = http_load.tree_cpu_ns(pid)
         started = time.perf_counter()
-        await asyncio.gather(*(client(c, h) for c, h in zip(connections, headers, strict=True)))
+        await asyncio.gather(*(client(slot) for slot in range(clients)))
         wall = time.perf_counter() - started
-        cpu = http_load.cpu_ns(pid) - cpu_before
+        cpu = http_load.tree_cpu_ns(pid) - cpu_before
         if era == HANDSHAKE:  # end the sessions (not timed), so no server keeps them
-            await asyncio.gather(*(end_session(c, h) for c, h in zip(connections, headers, strict=True)))
+            await asyncio.gather(*(end_session(c, h) for c, h in zip(connections, headers, strict=True)),
+                                 return_exceptions=True)
     finally:
         for connection in connections:
             connection.close()
+    if not latencies:
+        raise RuntimeError(f"every call failed, the first with {failures[0]}")
     latencies.sort()
     total = clients * calls
     return Run(
-        calls_s=total / wall,
+        calls_s=len(latencies) / wall,  # (answered calls)
         p50_ms=latencies[len(latencies) // 2] * 1e3,
         p99_ms=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3,
         server_cpu_us_per_call=cpu / total / 1e3,
+        failed_calls=len(failures),
+        first_failure=failures[0] if failures else None,
     )
 
 
@@ -157,25 +177,27 @@ def ratio(ours: Row, peer: Row, name: str) -> float | None:
     return ours.median(name) / peer.median(name)
 
 
-def comparisons(rows: dict[tuple[str, str, int], Row], client_counts: Sequence[int]) -> list[dict[str, Any]]:
-    """Per era and client count: ours/SDK and ours/FastMCP for throughput, p99 and CPU per
-    call, and whether the goal is met."""
+def comparisons(rows: dict[tuple[str, str, int], Row], client_counts: Sequence[int],
+                servers: Sequence[str]) -> list[dict[str, Any]]:
+    """Per era, client count and our server (``ours``, ``ours-granian``): ours/SDK and
+    ours/FastMCP for throughput, p99 and CPU per call, and whether the goal is met."""
     result = []
-    for clients in client_counts:
-        for era in ERAS:
-            ours, sdk, fastmcp = (rows[(name, era, clients)] for name in SERVERS)
-            entry: dict[str, Any] = {"era": era, "clients": clients}
-            for peer_name, peer in (("sdk", sdk), ("fastmcp", fastmcp)):
-                for name in ("calls_s", "p99_ms", "server_cpu_us_per_call"):
-                    entry[f"{name}_ours_over_{peer_name}"] = ratio(ours, peer, name)
-            over_sdk, over_fastmcp = entry["calls_s_ours_over_sdk"], entry["calls_s_ours_over_fastmcp"]
-            p99_of_sdk = entry["p99_ms_ours_over_sdk"]
-            entry["goal_met"] = (
-                (over_sdk is None or over_sdk >= GOAL_OVER_SDK)
-                and (over_fastmcp is None or over_fastmcp >= GOAL_OVER_FASTMCP)
-                and (p99_of_sdk is None or p99_of_sdk <= GOAL_P99_OF_SDK)
-            )
-            result.append(entry)
+    for ours_name in (name for name in servers if name.startswith("ours")):
+        for clients in client_counts:
+            for era in ERAS:
+                ours, sdk, fastmcp = (rows[(name, era, clients)] for name in (ours_name, "sdk", "fastmcp"))
+                entry: dict[str, Any] = {"ours": ours_name, "era": era, "clients": clients}
+                for peer_name, peer in (("sdk", sdk), ("fastmcp", fastmcp)):
+                    for name in ("calls_s", "p99_ms", "server_cpu_us_per_call"):
+                        entry[f"{name}_ours_over_{peer_name}"] = ratio(ours, peer, name)
+                over_sdk, over_fastmcp = entry["calls_s_ours_over_sdk"], entry["calls_s_ours_over_fastmcp"]
+                p99_of_sdk = entry["p99_ms_ours_over_sdk"]
+                entry["goal_met"] = (
+                    (over_sdk is None or over_sdk >= GOAL_OVER_SDK)
+                    and (over_fastmcp is None or over_fastmcp >= GOAL_OVER_FASTMCP)
+                    and (p99_of_sdk is None or p99_of_sdk <= GOAL_P99_OF_SDK)
+                )
+                result.append(entry)
     return result
 
 
@@ -183,21 +205,25 @@ def fmt(value: float | None, pattern: str) -> str:
     return "n/a" if value is None else format(value, pattern)
 
 
-def print_table(rows: dict[tuple[str, str, int], Row], compared: list[dict[str, Any]], client_counts: Sequence[int]) -> None:
-    print(f"\n{'era':11} {'clients':>7} {'server':8} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU us/call':>12}")
+def print_table(rows: dict[tuple[str, str, int], Row], compared: list[dict[str, Any]],
+                client_counts: Sequence[int], servers: Sequence[str]) -> None:
+    print(f"\n{'era':11} {'clients':>7} {'server':12} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU us/call':>12}")
     for clients in client_counts:
         for era in ERAS:
-            for name in SERVERS:
+            for name in servers:
                 row = rows[(name, era, clients)]
                 if row.refused is not None:
-                    print(f"{era:11} {clients:>7} {name:8} does not serve {era}: {row.refused}")
+                    print(f"{era:11} {clients:>7} {name:12} does not serve {era}: {row.refused}")
                     continue
-                print(f"{era:11} {clients:>7} {name:8} {row.median('calls_s'):>9,.0f} {row.median('p50_ms'):>8.1f} "
-                      f"{row.median('p99_ms'):>8.1f} {row.median('server_cpu_us_per_call'):>12,.0f}")
-    print(f"\n{'era':11} {'clients':>7} {'ours/SDK: calls/s':>18} {'p99':>6} {'CPU':>6}   "
+                failed = row.failed_calls()
+                first = next((run.first_failure for run in row.runs if run.first_failure), None)
+                print(f"{era:11} {clients:>7} {name:12} {row.median('calls_s'):>9,.0f} {row.median('p50_ms'):>8.1f} "
+                      f"{row.median('p99_ms'):>8.1f} {row.median('server_cpu_us_per_call'):>12,.0f}"
+                      + (f"   {failed} call(s) failed, the first: {first}" if failed else ""))
+    print(f"\n{'ours':12} {'era':11} {'clients':>7} {'ours/SDK: calls/s':>18} {'p99':>6} {'CPU':>6}   "
           f"{'ours/FastMCP: calls/s':>22} {'p99':>6} {'CPU':>6}  goal")
     for entry in compared:
-        print(f"{entry['era']:11} {entry['clients']:>7} "
+        print(f"{entry['ours']:12} {entry['era']:11} {entry['clients']:>7} "
               f"{fmt(entry['calls_s_ours_over_sdk'], '.2f'):>17}x {fmt(entry['p99_ms_ours_over_sdk'], '.2f'):>5}x "
               f"{fmt(entry['server_cpu_us_per_call_ours_over_sdk'], '.2f'):>5}x   "
               f"{fmt(entry['calls_s_ours_over_fastmcp'], '.2f'):>21}x {fmt(entry['p99_ms_ours_over_fastmcp'], '.2f'):>5}x "
@@ -211,7 +237,17 @@ async def measure(settings: argparse.Namespace) -> dict[str, Any]:
     # 200 clients on 127.0.0.1 hold 200 sessions at once: ours caps one address at 100 by
     # default (the SDK and FastMCP have no such cap), so it is raised here, for ours only.
     env = {"BENCH_UVICORN_LOOP": settings.loop, "BENCH_MAX_SESSIONS_PER_CLIENT": "250"}
-    started = {name: http_load.start_server([sys.executable, str(script), "http"], env) for name, script in SERVERS.items()}
+    servers = {name: (script, env) for name, script in SERVERS.items()}
+    if settings.granian:
+        servers["ours-granian"] = (PEERS / "app_echo_granian.py", env)
+    if settings.baseline is not None:  # ours as another checkout has it: before/after rows
+        checkout = settings.baseline.resolve()
+        path = os.pathsep.join(str(checkout / part) for part in ("runtime", "generated"))
+        servers["ours-baseline"] = (SERVERS["ours"], {**env, "PYTHONPATH": path})
+    started = {name: http_load.start_server([sys.executable, str(script), "http"], extra)
+               for name, (script, extra) in servers.items()}
+    for process, port in started.values():
+        http_load.wait_port(port, process)
     rows: dict[tuple[str, str, int], Row] = {}
     try:
         for name, (_, port) in started.items():
@@ -227,13 +263,18 @@ async def measure(settings: argparse.Namespace) -> dict[str, Any]:
                     for name, (process, port) in started.items():
                         row = rows[(name, era, clients)]
                         if row.refused is None:
-                            row.runs.append(await timed_run(port, process.pid, era, clients, settings.calls))
+                            try:
+                                run = await timed_run(port, process.pid, era, clients, settings.calls)
+                            except (RuntimeError, ConnectionError, asyncio.IncompleteReadError) as error:
+                                raise SystemExit(f"{name} failed under {clients} clients in {era} "
+                                                 f"(round {round_number + 1}): {error!r}") from None
+                            row.runs.append(run)
             print(f"  round {round_number + 1}/{settings.rounds} done", flush=True)
     finally:
         for process, _ in started.values():
             http_load.stop(process)
-    compared = comparisons(rows, settings.clients)
-    print_table(rows, compared, settings.clients)
+    compared = comparisons(rows, settings.clients, list(servers))
+    print_table(rows, compared, settings.clients, list(servers))
     return {"rows": [row.summary() for row in rows.values()], "ratios": compared}
 
 
@@ -254,6 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, help="calls per client (default 40; 3 with --quick)")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
                         help="uvicorn's event loop, the same for every server (default asyncio)")
+    parser.add_argument("--granian", action="store_true",
+                        help="also ours under granian (one worker) instead of uvicorn: a row beside the others")
+    parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
+                        help="also ours from another checkout's runtime/ and generated/ (before/after rows)")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
