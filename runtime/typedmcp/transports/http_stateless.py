@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..engine.eager import returned_at_once, returned_value, start_eagerly
 from ..engine.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -229,15 +230,19 @@ class ModernEndpoint:
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
         emit: Callable[[str, Any], Awaitable[None]],
     ) -> asyncio.Task[bytes]:
+        """The request's task, its first step run at once (:func:`start_eagerly`): a handler
+        that needs no I/O has answered when this returns (see :func:`returned_at_once`)."""
         answer = self.server.serve_request(
             method, params, request_id, emit, principal=principal, checked=True
         )
-        task = asyncio.ensure_future(encoded_answer(request_id, method, answer))
-        if principal is not None:  # only an authenticated client can cancel by id (see _cancel)
-            task.mcp_owner = (principal, request_id)  # type: ignore[attr-defined]
-            self._inflight.add(task)
-            task.add_done_callback(self._inflight.discard)
-        return task
+
+        def register(task: asyncio.Task[Any]) -> None:
+            if principal is not None:  # only an authenticated client can cancel by id (see _cancel)
+                task.mcp_owner = (principal, request_id)  # type: ignore[attr-defined]
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+
+        return start_eagerly(encoded_answer(request_id, method, answer), register)
 
     def _cancel(
         self, principal: Any, request_id: Any, *, match: Callable[[Any], bool] | None = None
@@ -262,6 +267,10 @@ class ModernEndpoint:
         receive: Receive, send: Send,
     ) -> None:
         task = self._start(request_id, method, params, principal, _no_emit)
+        if returned_at_once(task):  # answered already: no hang-up left to watch for
+            reply: bytes = returned_value(task)
+            await respond(send, _status_of(reply), reply, "application/json")
+            return
         hangup = asyncio.ensure_future(disconnected(receive))
         try:
             await asyncio.wait({task, hangup}, return_when=asyncio.FIRST_COMPLETED)
@@ -275,11 +284,11 @@ class ModernEndpoint:
             with contextlib.suppress(BaseException):
                 await task
             return
-        reply = _reply_of(task, request_id)
-        if reply is None:
+        answered = _reply_of(task, request_id)
+        if answered is None:
             await _respond_no_content(send)
             return
-        await respond(send, _status_of(reply), reply, "application/json")
+        await respond(send, _status_of(answered), answered, "application/json")
 
     async def _stream(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
