@@ -240,6 +240,8 @@ async def measure(settings: argparse.Namespace) -> dict[str, Any]:
     servers = {name: (script, env) for name, script in SERVERS.items()}
     if settings.granian:
         servers["ours-granian"] = (PEERS / "app_echo_granian.py", env)
+    if settings.uvloop_row:  # the uvloop lever alone: ours on uvloop, the peers on --loop
+        servers["ours-uvloop"] = (SERVERS["ours"], {**env, "BENCH_UVICORN_LOOP": "uvloop"})
     if settings.baseline is not None:  # ours as another checkout has it: before/after rows
         checkout = settings.baseline.resolve()
         path = os.pathsep.join(str(checkout / part) for part in ("runtime", "generated"))
@@ -292,19 +294,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="a CI smoke run (one round, few calls, < 20 s)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; 1 with --quick)")
-    parser.add_argument("--calls", type=int, help="calls per client (default 40; 3 with --quick)")
+    parser.add_argument("--calls", type=int, help="calls per client (default 20; 3 with --quick)")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
                         help="uvicorn's event loop, the same for every server (default asyncio)")
     parser.add_argument("--granian", action="store_true",
                         help="also ours under granian (one worker) instead of uvicorn: a row beside the others")
+    parser.add_argument("--uvloop-row", action="store_true",
+                        help="also ours under uvicorn on uvloop while the others keep --loop: a row beside them")
     parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
                         help="also ours from another checkout's runtime/ and generated/ (before/after rows)")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.calls = args.calls or (3 if args.quick else 40)
+    args.calls = args.calls or (3 if args.quick else 20)
     args.clients = (50, 200)
-    if args.loop == "uvloop" and versions()["uvloop"] == "not installed":
+    if (args.loop == "uvloop" or args.uvloop_row) and versions()["uvloop"] == "not installed":
         raise SystemExit("--loop uvloop needs uvloop: pip install 'typedmcp[http]' (or pip install uvloop)")
     load = os.getloadavg()
     print(f"bench_concurrency: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "

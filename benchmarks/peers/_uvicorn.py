@@ -16,6 +16,9 @@ import sys
 from typing import Any
 
 
+LOOP = os.environ.get("BENCH_UVICORN_LOOP", "asyncio")
+
+
 def tls_files(argv: list[str]) -> dict[str, str]:
     """uvicorn's TLS settings for ``--tls CERT KEY`` in ``argv`` (none without it)."""
     if "--tls" not in argv:
@@ -36,7 +39,7 @@ def serve_on_free_port(app: Any) -> None:
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        loop=os.environ.get("BENCH_UVICORN_LOOP", "asyncio"),  # type: ignore[arg-type]
+        loop=LOOP,  # type: ignore[arg-type]
         http="httptools",
         lifespan="on",
         log_level="warning",
@@ -55,5 +58,10 @@ def serve_on_free_port(app: Any) -> None:
         print(f"PORT {port}", flush=True)
         await task
 
-    asyncio.run(run())
+    if LOOP == "uvloop":  # (serve() runs in the loop given here: Config's loop is not used)
+        import uvloop
+
+        uvloop.run(run())
+    else:
+        asyncio.run(run())
     sys.stdout.flush()
