@@ -157,6 +157,25 @@ async def test_a_handler_without_io_is_answered_with_no_hang_up_watcher(watchers
     assert watchers == []
 
 
+async def test_a_result_is_sent_without_parsing_it_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[bytes] = []
+    read = http_stateless.error_code
+
+    def recorded(reply: bytes) -> Any:
+        parsed.append(reply)
+        return read(reply)
+
+    monkeypatch.setattr(http_stateless, "error_code", recorded)
+    app = make_app(Slow())
+    answered = Exchange(app, "echo", {"text": "hello"})
+    await asyncio.wait_for(answered.start(), 5)
+    assert answered.status == 200 and parsed == []
+    refused = Exchange(app, "nope", {})  # an unknown tool: an error reply, whose code is read
+    await asyncio.wait_for(refused.start(), 5)
+    assert parsed == [refused.received]
+    assert "error" in json.loads(refused.received)
+
+
 async def test_a_handler_that_waits_is_watched_and_answered(watchers: list[int]) -> None:
     slow = Slow()
     exchange = Exchange(make_app(slow), "wait", {})
@@ -179,3 +198,14 @@ async def test_a_hang_up_still_cancels_a_handler_that_waits(watchers: list[int])
     assert slow.cancelled
     assert exchange.status is None  # nothing is sent to a client that left
     assert watchers == [1]
+
+
+def test_an_accept_header_is_parsed_once_per_value() -> None:
+    from typedmcp.transports.asgi import accepts
+
+    header = "application/json;q=0.9, text/*"
+    assert accepts(header, "application/json") and accepts(header, "text/event-stream")
+    assert not accepts(header, "image/png")
+    before = accepts.cache_info().hits
+    assert accepts(header, "application/json") and accepts(header, "text/event-stream")
+    assert accepts.cache_info().hits == before + 2

@@ -34,6 +34,7 @@ from ..engine.jsonrpc import (
     RpcError,
     encode,
     encode_error,
+    encode_id,
     encoded_answer,
     is_request_id,
     quoted,
@@ -269,7 +270,7 @@ class ModernEndpoint:
         task = self._start(request_id, method, params, principal, _no_emit)
         if returned_at_once(task):  # answered already: no hang-up left to watch for
             reply: bytes = returned_value(task)
-            await respond(send, _status_of(reply), reply, "application/json")
+            await respond(send, _status_of(reply, request_id), reply, "application/json")
             return
         hangup = asyncio.ensure_future(disconnected(receive))
         try:
@@ -288,7 +289,7 @@ class ModernEndpoint:
         if answered is None:
             await _respond_no_content(send)
             return
-        await respond(send, _status_of(answered), answered, "application/json")
+        await respond(send, _status_of(answered, request_id), answered, "application/json")
 
     async def _stream(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
@@ -328,7 +329,7 @@ class ModernEndpoint:
                     if reply is None:
                         await _respond_no_content(send)
                     else:
-                        await respond(send, _status_of(reply), reply, "application/json")
+                        await respond(send, _status_of(reply, request_id), reply, "application/json")
                     return
                 if not started:
                     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -405,7 +406,13 @@ def _same(header_value: str, body_value: Any) -> bool:
     return False
 
 
-def _status_of(reply: bytes) -> int:
+def _status_of(reply: bytes, request_id: Any) -> int:
+    """The HTTP status of a JSON reply: 200 for a result (known by the prefix the encoder
+    writes, without parsing the reply), else by its error code."""
+    if is_request_id(request_id) and reply.startswith(
+        b'{"jsonrpc":"2.0","id":' + encode_id(request_id) + b',"result":'
+    ):
+        return 200
     code = error_code(reply)
     if code is None:
         return 200
