@@ -247,18 +247,64 @@ async def http_server(command: list[str]) -> AsyncIterator[str]:
 # --------------------------------------------------------------------------------------
 
 
-async def timed(connection: Connection, count: int, *, loop_passes: int) -> float:
-    """Calls per second over one batch of ``count`` sequential calls.
+def descendants_cpu() -> float:
+    """CPU seconds (user + system) used so far by every live descendant of this process
+    (its servers, and what they spawned), from ``/proc/<pid>/stat``; 0.0 without /proc."""
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):  # gone meanwhile
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])  # ppid; utime and stime are fields 11 and 12
+        used[pid] = (int(fields[11]) + int(fields[12])) / tick
+    mine, total, frontier = os.getpid(), 0.0, [os.getpid()]
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    while frontier:
+        for child in children.get(frontier.pop(), ()):
+            if child != mine:
+                total += used[child]
+                frontier.append(child)
+    return total
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One timed batch: calls/s, and CPU microseconds per call of this process (the client,
+    and in-process also the server) and of its child processes (the server, over stdio and
+    HTTP; the other pairs' servers sit idle meanwhile). CPU time is the figure a busy machine
+    disturbs least; /proc counts in clock ticks (10 ms), so small batches give rough CPU."""
+
+    calls_s: float
+    client_cpu_us: float
+    server_cpu_us: float
+
+
+async def timed_batch(connection: Connection, count: int, *, loop_passes: int) -> Batch:
+    """One batch of ``count`` sequential calls: calls/s and CPU per call (see :class:`Batch`).
 
     The clock stops after ``loop_passes`` more event-loop passes, so work the calls left
     scheduled (the last steps of requests that were served eagerly in-process, cancelled
     timeout timers) is counted too."""
     gc.collect()
-    start = time.perf_counter()
+    start_children = descendants_cpu()
+    start, start_cpu = time.perf_counter(), time.process_time()
     await connection.batch(count)
     for _ in range(loop_passes):
         await asyncio.sleep(0)
-    return count / (time.perf_counter() - start)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    children = descendants_cpu() - start_children
+    return Batch(count / elapsed, cpu / count * 1e6, children / count * 1e6)
+
+
+async def timed(connection: Connection, count: int, *, loop_passes: int) -> float:
+    """Calls per second over one batch of ``count`` sequential calls (see :func:`timed_batch`)."""
+    return (await timed_batch(connection, count, loop_passes=loop_passes)).calls_s
 
 
 OpenPair = Callable[[str, Opener, contextlib.AsyncExitStack], Awaitable[Connection]]
@@ -272,9 +318,11 @@ async def round_robin(
     warmup_calls: int,
     open_pair: OpenPair,
     loop_passes: int,
+    cpu: dict[str, list[Batch]] | None = None,
 ) -> dict[str, list[float]]:
     """Open (and check, by ``open_pair``) every pair, warm it up, then time batches of
-    ``count`` calls round-robin: calls/s samples per pair.
+    ``count`` calls round-robin: calls/s samples per pair (and every :class:`Batch`, with
+    its CPU figures, in ``cpu`` when given).
 
     Connections stay open during the whole comparison (idle ones cost nothing but memory);
     each round times every pair once, in a rotating order, so drift in the machine's load
@@ -290,8 +338,28 @@ async def round_robin(
         for repeat in range(repeats):
             shift = repeat % len(names)
             for name in names[shift:] + names[:shift]:
-                samples[name].append(await timed(connections[name], count, loop_passes=loop_passes))
+                batch = await timed_batch(connections[name], count, loop_passes=loop_passes)
+                samples[name].append(batch.calls_s)
+                if cpu is not None:
+                    cpu.setdefault(name, []).append(batch)
     return samples
+
+
+def cpu_figures(batches: Sequence[Batch]) -> dict[str, float]:
+    """Median CPU microseconds per call of a pair's batches: client, server, both."""
+    return {
+        "client_cpu_us": median([b.client_cpu_us for b in batches]),
+        "server_cpu_us": median([b.server_cpu_us for b in batches]),
+        "cpu_us": median([b.client_cpu_us + b.server_cpu_us for b in batches]),
+    }
+
+
+def cpu_cell(figures: Mapping[str, Any]) -> str:
+    """``client+server=total`` CPU us per call, or "" when not measured."""
+    if "cpu_us" not in figures:
+        return ""
+    return (f"{figures['client_cpu_us']:.0f}+{figures['server_cpu_us']:.0f}"
+            f"={figures['cpu_us']:.0f}")
 
 
 def ratios(ours: Sequence[float], sdk: Sequence[float]) -> list[float]:
@@ -458,6 +526,11 @@ def throughput_rows(
         if f"{key}_calls_s" not in heads:
             continue
         head = heads[f"{key}_calls_s"]
+        paths = report[key]["paths"]
+        ours_figures, sdk_figures = paths[report[key]["ours"]], paths[report[key]["sdk"]]
+        cpu_ratio = ""
+        if "cpu_us" in ours_figures and "cpu_us" in sdk_figures and ours_figures["cpu_us"]:
+            cpu_ratio = f" ({sdk_figures['cpu_us'] / ours_figures['cpu_us']:.2f}x)"
         rows.append(
             (
                 label,
@@ -466,6 +539,7 @@ def throughput_rows(
                 f"{head['ratio']:.2f}x",
                 f">= {target:g}x",
                 verdict(head["met"]),
+                f"{cpu_cell(ours_figures)} | {cpu_cell(sdk_figures)}{cpu_ratio}",
             )
         )
         for name, figures in report[key]["paths"].items():
@@ -482,6 +556,7 @@ def throughput_rows(
                         f"{head['ours'] / rate:.2f}x",
                         "",
                         "",
+                        f"| {cpu_cell(figures)}",
                     )
                 )
             else:
@@ -493,6 +568,7 @@ def throughput_rows(
                         f"{rate / head['sdk']:.2f}x",
                         "",
                         "",
+                        f"{cpu_cell(figures)} |",
                     )
                 )
     return rows

@@ -12,7 +12,12 @@ servers': it starts the server, sends ``initialize`` (2025-11-25) and
 written when the previous answer has been read. Over stdio, lines on the server's
 stdin/stdout; over HTTP, one keep-alive connection (``http.client``) to the server under
 uvicorn (the same settings for all: ``peers/_uvicorn.py``), POSTs with the session id,
-answers read as JSON or as the SSE stream each server chooses. Calls per second; rounds
+answers read as JSON or as the SSE stream each server chooses. Then Streamable HTTP at
+2026-07-28, the stateless era: no ``initialize`` and no session; each ``tools/call`` POST
+carries its own ``_meta`` (protocol version, client capabilities and info) and the
+``MCP-Protocol-Version``/``Mcp-Method``/``Mcp-Name`` headers, and its answer must be a
+2026-07-28 result (``resultType: "complete"``); a server that cannot serve it gets a row
+saying so instead of a rate. Calls per second; rounds
 alternate between the servers; medians and the ratios ours/SDK and ours/FastMCP printed.
 ``--quick`` (CI's smoke run) makes few calls, one round, and checks only that every server
 answers.
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -44,6 +50,17 @@ INITIALIZE = {
     "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+STATELESS_VERSION = "2026-07-28"
+#: What a 2026-07-28 request carries in ``params._meta`` in place of ``initialize``.
+STATELESS_META = {
+    "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+}
+
+
+class CannotServe(Exception):
+    """A server answered, but not as the protocol revision asked for requires."""
 
 
 def call(number: int) -> dict[str, Any]:
@@ -59,12 +76,22 @@ def checked(script: Path, number: int, reply: dict[str, Any]) -> None:
         raise SystemExit(f"{script.name}: tools/call {number} failed: {reply}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: One timed run: (calls/s, the load generator's CPU us per call, the server's CPU us per call).
+Run = tuple[float, float, float]
+
+
 def line(message: object) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def stdio_rate(script: Path, calls: int) -> float:
-    """Calls per second over the server's stdin/stdout."""
+def stdio_rate(script: Path, calls: int) -> Run:
+    """Calls per second over the server's stdin/stdout, and CPU us per call of each side."""
     process = subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
@@ -87,12 +114,14 @@ def stdio_rate(script: Path, calls: int) -> float:
             raise SystemExit(f"{script.name}: initialize failed")
         stdin.write(line(INITIALIZED))
         requests = [line(call(n)) for n in range(1, calls + 1)]
-        start = time.perf_counter()
+        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
         for number, request in enumerate(requests, 1):
             stdin.write(request)
             stdin.flush()
             checked(script, number, answer(number))
-        return calls / (time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        return (calls / elapsed, (time.process_time() - start_cpu) / calls * 1e6,
+                (cpu_seconds(process.pid) - start_server) / calls * 1e6)
     finally:
         stdin.close()
         try:
@@ -118,8 +147,9 @@ def http_answer(response: http.client.HTTPResponse, number: int | None) -> dict[
     return found
 
 
-def http_rate(script: Path, calls: int) -> float:
-    """Calls per second over Streamable HTTP (one keep-alive connection)."""
+def http_rate(script: Path, calls: int) -> Run:
+    """Calls per second over Streamable HTTP (one keep-alive connection), and CPU us per
+    call of each side."""
     process = subprocess.Popen(
         [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
     )
@@ -142,13 +172,14 @@ def http_rate(script: Path, calls: int) -> float:
             raise SystemExit(f"{script.name}: initialize over HTTP failed: {reply}")
         headers = {**headers, "mcp-session-id": session, "mcp-protocol-version": VERSION}
         post(INITIALIZED, None)
-        start = time.perf_counter()
+        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
         for number in range(1, calls + 1):
             _, reply = post(call(number), number)
             checked(script, number, reply or {})
-        rate = calls / (time.perf_counter() - start)
+        run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
+               (cpu_seconds(process.pid) - start_server) / calls * 1e6)
         connection.close()
-        return rate
+        return run
     finally:
         process.terminate()
         try:
@@ -158,7 +189,62 @@ def http_rate(script: Path, calls: int) -> float:
             process.wait()
 
 
-TRANSPORTS: dict[str, Callable[[Path, int], float]] = {"stdio": stdio_rate, "Streamable HTTP": http_rate}
+def stateless_call(number: int) -> dict[str, Any]:
+    """The ``number``-th ``tools/call`` request of the 2026-07-28 era (its own ``_meta``)."""
+    request = call(number)
+    request["params"]["_meta"] = STATELESS_META
+    return request
+
+
+def stateless_http_rate(script: Path, calls: int) -> Run:
+    """Calls per second over Streamable HTTP at 2026-07-28 (one keep-alive connection, no
+    session), and CPU us per call of each side; :class:`CannotServe` when an answer is not
+    a 2026-07-28 result."""
+    process = subprocess.Popen(
+        [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
+    )
+    assert process.stdout is not None
+    try:
+        ready = process.stdout.readline().decode()
+        if not ready.startswith("PORT "):
+            raise SystemExit(f"{script.name}: the HTTP server did not start ({ready!r})")
+        connection = http.client.HTTPConnection("127.0.0.1", int(ready.split()[1]), timeout=30)
+        headers = {
+            "content-type": "application/json", "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": STATELESS_VERSION, "mcp-method": "tools/call", "mcp-name": "echo",
+        }
+
+        def exchange(number: int) -> None:
+            connection.request("POST", "/mcp", json.dumps(stateless_call(number)).encode(), headers)
+            response = connection.getresponse()
+            reply = http_answer(response, number) or {}
+            result = reply.get("result")
+            if response.status != 200 or not isinstance(result, dict) or result.get("resultType") != "complete":
+                raise CannotServe(f"HTTP {response.status}: {json.dumps(reply)[:160]}")
+            checked(script, number, reply)
+
+        exchange(0)  # (one unmeasured call: the answer says whether it serves 2026-07-28)
+        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
+        for number in range(1, calls + 1):
+            exchange(number)
+        run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
+               (cpu_seconds(process.pid) - start_server) / calls * 1e6)
+        connection.close()
+        return run
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+TRANSPORTS: dict[str, Callable[[Path, int], Run]] = {
+    "stdio": stdio_rate,
+    "Streamable HTTP": http_rate,
+    f"HTTP {STATELESS_VERSION}": stateless_http_rate,
+}
 
 
 def main() -> None:
@@ -168,17 +254,35 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="CI smoke run: 20 calls, 1 round")
     options = parser.parse_args()
     calls, rounds = (20, 1) if options.quick else (options.calls, options.rounds)
-    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians")
-    print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12}")
+    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians; CPU us per call of the "
+          "server (/proc) and of the load generator (process_time), the figures a busy machine disturbs least")
+    print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12} "
+          f"{'server CPU us':>14} {'it / McpApp CPU':>16} {'client CPU us':>14}")
     for transport, rate_of in TRANSPORTS.items():
-        rates: dict[str, list[float]] = {name: [] for name in SERVERS}
+        runs: dict[str, list[Run]] = {name: [] for name in SERVERS}
+        refused: dict[str, str] = {}
         for _ in range(rounds):
             for name, script in SERVERS.items():
-                rates[name].append(rate_of(script, calls))
-        ours = statistics.median(rates[OURS])
+                if name in refused:
+                    continue
+                try:
+                    runs[name].append(rate_of(script, calls))
+                except CannotServe as reason:
+                    refused[name] = str(reason)
+        if OURS in refused:
+            raise SystemExit(f"{SERVERS[OURS].name}: {transport}: {refused[OURS]}")
+        ours = statistics.median(run[0] for run in runs[OURS])
+        ours_cpu = statistics.median(run[2] for run in runs[OURS])
         for name in SERVERS:
-            rate = statistics.median(rates[name])
-            print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x")
+            if name in refused:
+                print(f"{transport:<16} {name:<14} {'-':>10} {'-':>12}  cannot serve it: {refused[name]}")
+                continue
+            rate = statistics.median(run[0] for run in runs[name])
+            server_cpu = statistics.median(run[2] for run in runs[name])
+            client_cpu = statistics.median(run[1] for run in runs[name])
+            cpu_ratio = f"{server_cpu / ours_cpu:.2f}x" if ours_cpu else "-"
+            print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x "
+                  f"{server_cpu:>14,.0f} {cpu_ratio:>16} {client_cpu:>14,.0f}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
   connection (``client.call_tool``): the routing overhead (goal: under 10%); the SDK's
   ``group.call_tool`` against ``session.call_tool`` on its same session, beside it;
 * the gateway (``mcp-host serve --stdio`` in front of the server) against a direct
-  connection to the server, both driven by our client: calls per second.
+  connection to the server, both driven by our client: calls per second, and the CPU
+  microseconds per call of every process on each path; beside them a line relay
+  (``peers/line_relay.py``, parsing nothing), the floor of any stdio gateway here.
 
     .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH]
 
@@ -32,6 +34,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "peers" / "ours_server.py"
+RELAY = HERE / "peers" / "line_relay.py"
 ARGUMENTS = {"text": "hello"}
 GOAL_STARTUP_RATIO = 1.5
 GOAL_OVERHEAD = 0.10
@@ -203,7 +206,41 @@ async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
 # -- gateway -----------------------------------------------------------------------------------
 
 
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process visible in /proc."""
+    found: dict[int, tuple[int, str]] = {}
+    for folder in Path("/proc").glob("[0-9]*"):
+        try:
+            parent = int((folder / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (folder / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        found[int(folder.name)] = (parent, command)
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def gateway_pids() -> tuple[int, int, int]:
+    """(direct server, gateway, the gateway's server): this process's stdio children, found
+    by their command lines in /proc."""
+    table = _processes()
+    children = {pid: command for pid, (parent, command) in table.items() if parent == os.getpid()}
+    gateway = next(pid for pid, command in children.items() if "typedmcp.host.cli" in command)
+    direct = next(pid for pid, command in children.items()
+                  if str(SERVER) in command and str(RELAY) not in command)
+    behind = next(pid for pid, (parent, _command) in table.items() if parent == gateway)
+    return direct, gateway, behind
+
+
 async def gateway_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
+    """Calls/s through ``mcp-host serve --stdio`` against direct, with the CPU microseconds
+    per call of every process on each path (client, gateway, server), the figure a loaded
+    machine disturbs least."""
     from typedmcp.connecting import connect_stdio
 
     with tempfile.TemporaryDirectory() as folder:
@@ -213,20 +250,71 @@ async def gateway_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
         async with (
             connect_stdio([sys.executable, str(SERVER), "stdio"]) as server,
             connect_stdio(gateway) as through,
+            connect_stdio([sys.executable, str(RELAY), sys.executable, str(SERVER), "stdio"]) as relayed,
         ):
+            direct_pid, gateway_pid, behind_pid = gateway_pids()
+            used: dict[str, list[float]] = {"direct server": [], "gateway": [], "server behind": []}
+
+            def per_call(pid: int, began: float) -> float:
+                return (cpu_seconds(pid) - began) / calls * 1e6
+
             async def direct() -> Any:
                 return await server.call_tool(name="echo", arguments=ARGUMENTS)
 
             async def via_gateway() -> Any:
                 return await through.call_tool(name="s__echo", arguments=ARGUMENTS)
 
+            async def via_relay() -> Any:
+                return await relayed.call_tool(name="echo", arguments=ARGUMENTS)
+
             assert (await via_gateway()).content[0].text == "hello"
-            rates, _cpu = await timed_rounds({"direct": direct, "gateway": via_gateway}, calls, rounds)
+            assert (await via_relay()).content[0].text == "hello"
+
+            async def direct_batch() -> Any:
+                began = cpu_seconds(direct_pid)
+                for _ in range(calls):
+                    await direct()
+                used["direct server"].append(per_call(direct_pid, began))
+
+            async def gateway_batch() -> Any:
+                began_gateway, began_behind = cpu_seconds(gateway_pid), cpu_seconds(behind_pid)
+                for _ in range(calls):
+                    await via_gateway()
+                used["gateway"].append(per_call(gateway_pid, began_gateway))
+                used["server behind"].append(per_call(behind_pid, began_behind))
+
+            async def relay_batch() -> Any:
+                for _ in range(calls):
+                    await via_relay()
+
+            rates, cpu = await timed_rounds(
+                {"direct": direct_batch, "gateway": gateway_batch, "relay": relay_batch}, 1, rounds
+            )
+    rates = {name: [rate * calls for rate in values] for name, values in rates.items()}
+    cpu = {name: [us / calls for us in values] for name, values in cpu.items()}
+    for name in used:
+        del used[name][0]  # the warm-up round, as timed_rounds drops it
     ratio = statistics.median(g / d for d, g in zip(rates["direct"], rates["gateway"], strict=True))
+    floor = statistics.median(r / d for d, r in zip(rates["direct"], rates["relay"], strict=True))
+    direct_cpu = statistics.median(cpu["direct"]) + statistics.median(used["direct server"])
+    gateway_cpu = (statistics.median(cpu["gateway"]) + statistics.median(used["gateway"])
+                   + statistics.median(used["server behind"]))
     return [
         {"row": "stdio calls/s: direct to the server", "ours": statistics.median(rates["direct"])},
         {"row": "stdio calls/s: through the gateway", "ours": statistics.median(rates["gateway"]),
          "note": f"gateway/direct (paired): {ratio:.2f}x (two hops: client -> gateway -> server)"},
+        {"row": "stdio calls/s: through a line relay (no parsing: the floor of any gateway)",
+         "ours": statistics.median(rates["relay"]),
+         "note": f"line relay/direct (paired): {floor:.2f}x (peers/line_relay.py: the extra process and "
+                 "pipe hop alone; no gateway can do better on this machine)"},
+        {"row": "direct: CPU us per call, client + server", "ours": direct_cpu,
+         "note": f"direct, CPU us per call: client {statistics.median(cpu['direct']):.1f}, "
+                 f"server {statistics.median(used['direct server']):.1f}"},
+        {"row": "gateway: CPU us per call, client + gateway + server", "ours": gateway_cpu,
+         "note": f"through the gateway, CPU us per call: client {statistics.median(cpu['gateway']):.1f}, "
+                 f"gateway {statistics.median(used['gateway']):.1f}, "
+                 f"server {statistics.median(used['server behind']):.1f}; "
+                 f"direct/gateway CPU {direct_cpu / gateway_cpu:.2f}x"},
     ]
 
 

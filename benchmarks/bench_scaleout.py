@@ -367,6 +367,13 @@ async def many_clients(settings: argparse.Namespace) -> list[dict[str, Any]]:
 # -- main -----------------------------------------------------------------------------------
 
 
+def session_limits() -> str:
+    """How the session limits of our server and the SDK's are set (peers/_uvicorn.py)."""
+    import runpy
+
+    return str(runpy.run_path(str(PEERS / "_uvicorn.py"))["SESSION_LIMITS"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="a CI smoke run (< 60 s)")
@@ -386,7 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"bench_scaleout: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
           f"{' (quick)' if quick else ''}")
-    report: dict[str, Any] = {"quick": quick, "load_before": load}
+    report: dict[str, Any] = {"quick": quick, "load_before": load, "session_limits": session_limits()}
+    print(f"sessions: {report['session_limits']}")
 
     async def run() -> None:
         with tempfile.TemporaryDirectory() as folder_name:

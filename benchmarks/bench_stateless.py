@@ -229,6 +229,7 @@ async def compare(
 ) -> dict[str, dict[str, Any]]:
     """Open every pair, check it, warm it up, then time batches round-robin (a rotating
     order per round, so drift in the machine's load spreads over all of them)."""
+    batches: dict[str, list[common.Batch]] = {}
     samples = await common.round_robin(
         openers,
         count,
@@ -236,6 +237,7 @@ async def compare(
         warmup_calls=settings.warmup_calls,
         open_pair=open_checked,
         loop_passes=LOOP_PASSES,
+        cpu=batches,
     )
     return {
         name: {
@@ -245,6 +247,7 @@ async def compare(
             "max_calls_s": max(values),
             "calls_per_batch": count,
             f"paired_ratio_to_{baseline}": common.paired(values, samples[baseline]),
+            **common.cpu_figures(batches[name]),
         }
         for name, values in samples.items()
     }
@@ -389,7 +392,8 @@ def headlines(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 def render(report: Mapping[str, Any]) -> str:
     heads = headlines(report)
     rows: list[tuple[str, ...]] = [
-        ("measurement at 2026-07-28 (median)", "ours", "SDK mcp 2.3.0", "ratio", "target", "met")
+        ("measurement at 2026-07-28 (median)", "ours", "SDK mcp 2.3.0", "ratio", "target", "met",
+         "CPU us/call client+server: ours | SDK (SDK/ours)")
     ]
     rows.extend(common.throughput_rows(report, heads, LABELS, hidden=("ours",)))
     env = report["environment"]

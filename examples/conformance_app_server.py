@@ -27,14 +27,18 @@ from pydantic import BaseModel, Field
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer
 from typedmcp import (
+    INTERNAL_ERROR,
+    TASKS_EXTENSION,
     Context,
     McpApp,
     RequestContext,
+    RpcError,
     ToolError,
     close_sse_stream,
     http_app,
     input_key,
     resumed_from_state,
+    run_as_task,
     run_stdio,
 )
 from typedmcp.app import ContentBlock, Elicited, audio, embedded_text, image, text, user
@@ -89,6 +93,7 @@ app = ConformanceApp(
     "mcp-codegen-conformance-server",
     "0.1.0",
     instructions="Fixture server of the MCP conformance suite, built on mcp-codegen's McpApp.",
+    extensions={TASKS_EXTENSION: {}},  # the tasks extension: tasks/get, tasks/update, tasks/cancel
 )
 watched = {"content": "Watched resource content"}
 shown = {"tool": False, "prompt": False}  # test_dynamic_tool, test_dynamic_prompt
@@ -154,6 +159,10 @@ class Color(BaseModel):
 
 class Confirm(BaseModel):
     ok: bool
+
+
+class ConfirmDelete(BaseModel):
+    confirm: bool
 
 
 class Topic(BaseModel):
@@ -434,6 +443,65 @@ async def test_header_params(
 ) -> str:
     """Echoes region and priority, which clients mirror as Mcp-Param-* headers"""
     return f"region={region!r} priority={priority!r} note={note!r}"
+
+
+# -- the tasks extension's fixtures (SEP-2663: task= runs a tool as a task) ------------------
+
+
+@app.tool(structured_output=False)
+def greet(name: str) -> str:
+    """Greets by name (never a task)"""
+    return f"Hello, {name}!"
+
+
+@app.tool(structured_output=False, task="optional")
+async def slow_compute(seconds: float = 0, label: str | None = None) -> str:
+    """Sleeps `seconds`, then answers (a task when the client declares the extension)"""
+    await asyncio.sleep(seconds)
+    return f"computed {label!r} in {seconds:g} s"
+
+
+@app.tool(structured_output=False, task="required")
+async def failing_job() -> str:
+    """Fails as a tool after a second (runs only as a task)"""
+    await asyncio.sleep(1)
+    raise ToolError("failing_job failed, as it always does")
+
+
+@app.tool(structured_output=False, task="optional")
+async def protocol_error_job() -> str:
+    """Ends in a protocol error (a task that fails)"""
+    await asyncio.sleep(0.1)
+    raise RpcError(INTERNAL_ERROR, "Internal error: protocol_error_job always fails")
+
+
+@app.tool(structured_output=False, task="optional")
+async def confirm_delete(ctx: Context, filename: str | None = None) -> str:
+    """Asks to confirm, then deletes (pretends to)"""
+    answer = await ctx.elicit(f"Delete {filename}?", ConfirmDelete)
+    return f"deleted {filename}" if field(answer, "confirm") is True else f"kept {filename}"
+
+
+@app.tool(structured_output=False, task="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once"""
+    first, second = await asyncio.gather(
+        input_key("first", ctx.elicit("First name?", Name)),
+        input_key("second", ctx.elicit("Second name?", Name)),
+    )
+    return f"first={field(first, 'name')} second={field(second, 'name')}"
+
+
+@app.tool(structured_output=False)
+async def test_tool_with_task(ctx: Context) -> models.CallToolResult:
+    """Asks for a name (multi round-trip), then greets from a task (runs only as a task)"""
+    name = field(await input_key("user_name", ctx.elicit("What is your name?", Name)), "name")
+
+    async def greet_later() -> models.CallToolResult:
+        await asyncio.sleep(0.1)
+        return models.CallToolResult(content=[text(f"Hello, {name}! (from a task)")])
+
+    return await run_as_task(greet_later, required=True)
 
 
 # -- resources -----------------------------------------------------------------------------

@@ -45,7 +45,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from typedmcp import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
+    TASKS_EXTENSION,
     CapabilityError,
     ChangeFeed,
     RequestContext,
@@ -55,6 +57,7 @@ from typedmcp import (
     http_app,
     input_key,
     resumed_from_state,
+    run_as_task,
     run_stdio,
 )
 from mcp_generated import REVISIONS
@@ -69,7 +72,7 @@ Content = (
     | models.ResourceLink
     | models.EmbeddedResource
 )
-Output = list[Content] | str
+Output = list[Content] | str | models.CallToolResult
 ToolMethod = Callable[["ConformanceServer", dict[str, Any], Ctx], Awaitable[Output]]
 
 SERVER_INFO = {"name": "mcp-codegen-conformance-server", "version": "0.1.0"}
@@ -85,6 +88,15 @@ WATCHED_URI = "test://watched-resource"
 TEMPLATE_PREFIX, TEMPLATE_SUFFIX = "test://template/", "/data"
 ARG1_COMPLETIONS = ("alpha", "beta", "gamma")
 STRING = {"type": "string"}
+#: The tools that run as tasks of the tasks extension (SEP-2663) when a 2026-07-28 client
+#: declares it: "optional" ones run in the request otherwise, "required" ones are refused.
+TASK_TOOLS = {
+    "slow_compute": "optional",
+    "failing_job": "required",
+    "protocol_error_job": "optional",
+    "confirm_delete": "optional",
+    "multi_input": "optional",
+}
 
 
 def text(value: str) -> models.TextContent:
@@ -217,6 +229,11 @@ SEP1330_ENUMS = {
 NAME_FORM = {"type": "object", "properties": {"name": STRING}, "required": ["name"]}
 COLOR_FORM = {"type": "object", "properties": {"color": STRING}, "required": ["color"]}
 CONTEXT_FORM = {"type": "object", "properties": {"context": STRING}, "required": ["context"]}
+CONFIRM_DELETE_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
 CONFIRM_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 #: A tool whose arguments clients mirror as Mcp-Param-* headers (2026-07-28, x-mcp-header).
 HEADER_PARAMS = {
@@ -334,11 +351,21 @@ class ConformanceServer(ServerHandlers):
         if entry is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         _, run = entry
-        try:
-            output = await run(self, params.arguments or {}, ctx)
-        except CapabilityError as error:  # e.g. sampling asked of a client that cannot sample
-            raise ToolError(str(error)) from None
-        return models.CallToolResult(content=[text(output)] if isinstance(output, str) else output)
+
+        async def work() -> models.CallToolResult:
+            try:
+                output = await run(self, params.arguments or {}, ctx)
+            except CapabilityError as error:  # e.g. sampling asked of a client that cannot sample
+                raise ToolError(str(error)) from None
+            if isinstance(output, models.CallToolResult):
+                return output
+            return models.CallToolResult(content=[text(output)] if isinstance(output, str) else output)
+
+        support = TASK_TOOLS.get(params.name)
+        if support is None:
+            return await work()
+        # a 2026-07-28 client that declared the tasks extension gets a task at once
+        return await run_as_task(work, required=support == "required")
 
     # -- the tools ---------------------------------------------------------------------------
 
@@ -537,6 +564,54 @@ class ConformanceServer(ServerHandlers):
     async def test_header_params(self, args: dict[str, Any], ctx: Ctx) -> Output:
         return f"region={args.get('region')!r} priority={args.get('priority')!r} note={args.get('note')!r}"
 
+    # -- the tasks extension's fixtures (SEP-2663; TASK_TOOLS says which run as tasks) -------
+
+    @tool("Greets by name (never a task)", {"name": STRING}, ["name"])
+    async def greet(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        return f"Hello, {args.get('name')}!"
+
+    @tool("Sleeps `seconds`, then answers (a task when the client declares the extension)",
+          {"seconds": {"type": "number"}, "label": STRING})
+    async def slow_compute(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        seconds = float(args.get("seconds") or 0)
+        await asyncio.sleep(seconds)
+        return f"computed {args.get('label')!r} in {seconds:g} s"
+
+    @tool("Fails as a tool after a second (runs only as a task)")
+    async def failing_job(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        await asyncio.sleep(1)
+        raise ToolError("failing_job failed, as it always does")
+
+    @tool("Ends in a protocol error (a task that fails)")
+    async def protocol_error_job(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        await asyncio.sleep(0.1)
+        raise RpcError(INTERNAL_ERROR, "Internal error: protocol_error_job always fails")
+
+    @tool("Asks to confirm, then deletes (pretends to)", {"filename": STRING})
+    async def confirm_delete(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        filename = args.get("filename")
+        answer = await self.form(ctx, f"Delete {filename}?", CONFIRM_DELETE_FORM)
+        return f"deleted {filename}" if answered(answer, "confirm") is True else f"kept {filename}"
+
+    @tool("Asks two questions at once")
+    async def multi_input(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        first, second = await asyncio.gather(
+            input_key("first", self.form(ctx, "First name?", NAME_FORM)),
+            input_key("second", self.form(ctx, "Second name?", NAME_FORM)),
+        )
+        return f"first={answered(first, 'name')} second={answered(second, 'name')}"
+
+    @tool("Asks for a name (multi round-trip), then greets from a task (runs only as a task)")
+    async def test_tool_with_task(self, args: dict[str, Any], ctx: Ctx) -> Output:
+        answer = await input_key("user_name", self.form(ctx, "What is your name?", NAME_FORM))
+        name = answered(answer, "name")
+
+        async def greet_later() -> models.CallToolResult:
+            await asyncio.sleep(0.1)
+            return models.CallToolResult(content=[text(f"Hello, {name}! (from a task)")])
+
+        return await run_as_task(greet_later, required=True)
+
     async def form(self, ctx: Ctx, message: str, schema: dict[str, Any]) -> models.ElicitResult:
         """Ask the user to fill a form (``ctx.peer.elicit``). A client whose revision cannot
         show the form (2025-06-18 has no titled or multi-select enums) gets a tool error
@@ -679,6 +754,8 @@ def serving_options(server: ConformanceServer, revisions: Sequence[str] = ()) ->
         "instructions": INSTRUCTIONS,
         "list_changed": ["tools", "prompts"],
         "changes": server.changes,
+        # the tasks extension: the runtime serves tasks/get, tasks/update, tasks/cancel
+        "extensions": {TASKS_EXTENSION: {}},
     }
     if revisions:
         options["packages"] = protocol_packages(revisions)

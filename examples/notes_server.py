@@ -1,5 +1,10 @@
 """A notes server written as typed functions: ``python examples/notes_server.py`` serves
-stdio; ``--port 8000`` serves Streamable HTTP at http://127.0.0.1:8000/mcp. Both eras."""
+stdio; ``--port 8000`` serves Streamable HTTP at http://127.0.0.1:8000/mcp. Both eras.
+
+``add_note`` needs the OAuth scope ``notes:write`` and ``search_notes`` ``notes:read``:
+served with ``http_app(app, auth=BearerAuth(...))``, a token without them gets 403 (and
+does not see those tools listed); over stdio, or over HTTP without ``auth``, there is no
+token to judge and the scopes are not enforced."""
 
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ app = McpApp("notes", version="1.0.0")
 NOTES: dict[int, Note] = {}
 
 
-@app.tool(annotations={"readOnlyHint": False})
+@app.tool(annotations={"readOnlyHint": False}, scopes=["notes:write"])
 def add_note(
     title: str, body: str, tags: list[str] = [], priority: Literal["low", "high"] = "low"  # noqa: B006
 ) -> Note:
@@ -41,7 +46,7 @@ def add_note(
     return note
 
 
-@app.tool(annotations={"readOnlyHint": True})
+@app.tool(annotations={"readOnlyHint": True}, scopes=["notes:read"])
 def search_notes(query: str, limit: Annotated[int, Field(ge=1, le=100)] = 10) -> list[Note]:
     """Find notes whose title or tags contain the query.
 

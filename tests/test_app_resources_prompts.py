@@ -391,6 +391,14 @@ def test_a_google_section_holds_blank_lines_and_may_open_the_docstring() -> None
     assert (parsed.summary, parsed.params) == (None, {"x": "The x.", "y": "The y."})
 
 
+def test_an_args_header_on_the_last_line_reads_nothing_before_it() -> None:
+    """A docstring opened on the line after its quotes may start deeper than a header that
+    ends it: the empty ``Args:`` section at the end holds nothing, and the indented first
+    line (shaped like an item) is no parameter's (the mutation audit's line 55)."""
+    parsed = parse_docstring('\n        note: an indented first line\n    Args:\n    ')
+    assert (parsed.summary, parsed.params) == ("note: an indented first line", {})
+
+
 def test_a_numpy_section_is_found_after_a_lone_parameters_line_and_may_end_the_docstring() -> None:
     """A ``Parameters`` line without its rule is prose: the real section after it is read,
     up to the docstring's end; text left of the section's header is no parameter's."""

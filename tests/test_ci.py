@@ -205,10 +205,11 @@ exit 0
 
 
 def conformance(tmp_path: Path, parallel_fails: str, alone_fails: str = "",
-                max_flaky: str | None = None) -> subprocess.CompletedProcess[str]:
-    """scripts/conformance.sh with the fake harness; our server and client are real."""
+                max_flaky: str | None = None, log_calls: str = "") -> subprocess.CompletedProcess[str]:
+    """scripts/conformance.sh with the fake harness; our server and client are real.
+    ``log_calls``: shell lines the fake harness runs first (to record its arguments)."""
     harness = tmp_path / "fake-node"
-    harness.write_text(FAKE_HARNESS)
+    harness.write_text(FAKE_HARNESS.replace("shift  # the suite's path", log_calls + "shift  # the suite's path"))
     harness.chmod(0o755)
     environment = {
         **os.environ,
@@ -224,15 +225,37 @@ def conformance(tmp_path: Path, parallel_fails: str, alone_fails: str = "",
 
 
 def test_conformance_names_and_counts_a_scenario_that_passes_alone(tmp_path: Path) -> None:
-    result = conformance(tmp_path, parallel_fails="sse-retry")
+    result = conformance(tmp_path, parallel_fails="sse-retry", max_flaky="4")
     assert result.returncode == 0, result.stdout + result.stderr
     flaky = "FLAKY: sse-retry failed in the parallel suite, passed alone"
-    assert result.stdout.count(flaky) == 2  # once per client suite (2025-11-25, 2026-07-28)
-    assert "flaky client scenarios (failed in the parallel suite, passed alone): 2 of at most 2" in result.stdout
+    assert result.stdout.count(flaky) == 4  # once per client suite (every scenario, each era)
+    assert "flaky client scenarios (failed in the parallel suite, passed alone): 4 of at most 4" in result.stdout
     assert (tmp_path / "results" / "flaky.txt").read_text().splitlines() == [
-        "sse-retry (spec-version 2025-11-25)",
+        "sse-retry (spec-version all)",
         "sse-retry (spec-version 2026-07-28)",
+        "sse-retry (spec-version 2025-11-25)",
+        "sse-retry (spec-version 2025-06-18)",
     ]
+
+
+def test_conformance_runs_every_scenario_and_each_era(tmp_path: Path) -> None:
+    """The server and the client suites run with no --spec-version filter (the extension
+    scenarios; their own expected-failures file) and at each era: what the harness was
+    asked is logged by the fake harness."""
+    calls = tmp_path / "calls.txt"
+    harness_log = f'echo "$*" >> {calls}\n'
+    result = conformance(tmp_path, parallel_fails="", log_calls=harness_log)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = calls.read_text().splitlines()
+    for mode in ("server", "client"):
+        runs = [line for line in lines if line.split()[1] == mode]
+        unfiltered = [line for line in runs if "--spec-version" not in line]
+        assert unfiltered and all(
+            "--suite all" in line and "conformance/expected-failures-all.yml" in line
+            for line in unfiltered
+        ), runs
+        for version in ("2026-07-28", "2025-11-25", "2025-06-18"):
+            assert any(f"--suite all --spec-version {version}" in line for line in runs), (mode, version)
 
 
 def test_conformance_fails_on_a_scenario_that_fails_alone_too(tmp_path: Path) -> None:
@@ -243,10 +266,10 @@ def test_conformance_fails_on_a_scenario_that_fails_alone_too(tmp_path: Path) ->
 
 
 def test_conformance_fails_on_more_flaky_scenarios_than_the_bound(tmp_path: Path) -> None:
-    result = conformance(tmp_path, parallel_fails="sse-retry initialize", max_flaky="3")
+    result = conformance(tmp_path, parallel_fails="sse-retry initialize", max_flaky="7")
     assert result.returncode == 1
-    assert "4 of at most 3" in result.stdout
-    assert "FAILED: 4 flaky scenarios, more than CONFORMANCE_MAX_FLAKY=3" in result.stdout
+    assert "8 of at most 7" in result.stdout  # two scenarios in each of the four client suites
+    assert "FAILED: 8 flaky scenarios, more than CONFORMANCE_MAX_FLAKY=7" in result.stdout
 
 
 def test_conformance_passes_clean_runs_with_no_flaky_scenario(tmp_path: Path) -> None:

@@ -82,6 +82,14 @@ TOOL_NAMES = [
     "test_trigger_tool_change",
     "test_trigger_prompt_change",
     "test_header_params",
+    # the tasks extension's fixtures (SEP-2663)
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
 ]
 SAMPLED_TEXT = "This is a test response from the client"
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import typedmcp
 from typedmcp.connecting import connect_http, connect_stdio
 from typedmcp.protocol.results import ProtocolViolation
 from typedmcp.protocol.packages import VersionError
@@ -246,7 +247,7 @@ async def test_every_post_carries_the_metadata_headers_and_never_a_session() -> 
         assert call.body["params"]["_meta"] == {
             "io.modelcontextprotocol/protocolVersion": MODERN,
             "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "mcp-codegen", "version": "0.1.0"},
+            "io.modelcontextprotocol/clientInfo": {"name": "typedmcp", "version": typedmcp.__version__},
         }
 
 

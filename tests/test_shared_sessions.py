@@ -259,3 +259,22 @@ async def test_a_worker_takes_over_a_session_whose_home_stopped_and_says_so(
         assert session_id in third.sessions._homes and taken.server._unsubscribe is not None
         took_over = [record.getMessage() for record in caplog.records if "took over" in record.getMessage()]
         assert took_over == [f"took over session {session_id[:12]}... from a worker that stopped"]
+
+
+async def test_a_killed_bus_connection_stops_trusting_copies_even_when_redis_py_reconnects_it(
+    tmp_path: Path,
+) -> None:
+    """Redis itself stays up, but the bus's pub/sub connection is killed (``CLIENT KILL
+    TYPE pubsub``: a proxy or a failover does the same). redis-py reconnects and
+    resubscribes on its own, and what was published meanwhile is lost; so the bus epoch
+    must move on, and copies made before are checked against Redis again."""
+    async with workers(tmp_path) as (_, first, second):
+        session_id = await initialize(first.app)
+        copy, status, _ = await second.sessions.open(session_id, None)
+        assert copy is not None and status == 200
+        assert second.sessions._trusted.get(session_id) == second.state.epoch
+        epoch = second.state.epoch
+        killed = await second.state.client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+        assert killed >= 2  # (both workers' bus connections)
+        await eventually(lambda: second.state.up and second.state.epoch > epoch)
+        assert second.sessions._trusted.get(session_id) != second.state.epoch

@@ -15,6 +15,18 @@ import socket
 import sys
 from typing import Any
 
+#: The session limits every stateful HTTP peer is configured with, ours and the SDK's alike:
+#: at most 10,000 live sessions (the SDK's own default, ``DEFAULT_MAX_SESSIONS``; ours
+#: defaults to 1,000) and no tighter cap per client (the SDK has none; ours defaults to 100
+#: per client address, and every benchmark client comes from 127.0.0.1). Idle sessions
+#: expire after 1,800 s on both (both defaults).
+MAX_SESSIONS = 10_000
+SESSION_LIMITS = (
+    f"both servers configured alike: at most {MAX_SESSIONS:,} live sessions (the SDK's "
+    f"default, set on ours), none tighter per client (ours set to {MAX_SESSIONS:,}; the SDK "
+    "has no per-client cap), idle sessions expire after 1,800 s (both defaults)"
+)
+
 
 LOOP = os.environ.get("BENCH_UVICORN_LOOP", "asyncio")
 

@@ -33,13 +33,14 @@ class EchoAndChange(Echo):
 
 
 def main() -> None:
-    from _uvicorn import serve_on_free_port  # beside this script
+    from _uvicorn import MAX_SESSIONS, serve_on_free_port  # beside this script
 
     from typedmcp.serving import http_app
 
+    # the same limits as the SDK's server in bench_scaleout (see _uvicorn.SESSION_LIMITS)
     app = http_app(
         EchoAndChange(), server_info={"name": NAME, "version": VERSION}, list_changed=["tools"],
-        max_sessions=10_000, max_sessions_per_client=10_000,
+        max_sessions=MAX_SESSIONS, max_sessions_per_client=MAX_SESSIONS,
     )
     serve_on_free_port(app)
 

@@ -60,9 +60,12 @@ def main(argv: list[str]) -> None:
 
         anyio.run(serve_stdio)
     elif mode == "http":
-        from _uvicorn import serve_on_free_port  # beside this script, shared by both peers
+        from _uvicorn import MAX_SESSIONS, serve_on_free_port  # beside this script, shared by both peers
 
-        app = build().streamable_http_app(json_response="--json-response" in argv)
+        # its default cap, set explicitly: the same as ours_shared_server's (see _uvicorn)
+        app = build().streamable_http_app(
+            json_response="--json-response" in argv, max_sessions=MAX_SESSIONS
+        )
         serve_on_free_port(app)
     else:
         sys.exit(f"usage: {argv[0]} stdio|http [--json-response]")

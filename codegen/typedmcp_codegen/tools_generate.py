@@ -32,6 +32,11 @@ from .rewrite import add_discriminators, mark_nullable_optionals, open_objects, 
 from .toolset import PARAMS, RESULT, Tool, ToolSet, reserved_aliases, tool_document
 
 TYPING_NAMES = frozenset({"Any", "Literal", "Optional", "Union"})
+#: The names an argument's type may be made of for a call to send its value as given.
+JSON_VALUE_NAMES = frozenset({
+    "str", "int", "float", "bool", "None", "Literal", "list", "dict",
+    "StrictStr", "StrictInt", "StrictFloat", "StrictBool",
+})
 #: Revisions whose ``CallToolResult.content`` items are ``CallToolResultContent``.
 OLD_CONTENT_REVISIONS = frozenset({"2024-11-05", "2025-03-26"})
 #: ``ServerHandlers.list_tools``'s params type per revision (the default: 2025-11-25's).
@@ -55,6 +60,8 @@ class ToolArgument:
     annotation: str
     qualified: str
     required: bool
+    #: The argument's wire name as a Python string literal.
+    wire_literal: str
 
 
 @dataclass(frozen=True)
@@ -212,6 +219,7 @@ def _tool_view(tool: Tool, models: ToolModels) -> dict[str, Any]:
                 annotation=annotation,
                 qualified=_qualify(annotation, local, "_" + tool.module),
                 required=field.required,
+                wire_literal=string_literal(field.wire_name),
             ))
     typing_names = set(imports.get("typing", ())) | (_names([a.annotation for a in arguments]) & TYPING_NAMES)
     if fallback:
@@ -230,8 +238,22 @@ def _tool_view(tool: Tool, models: ToolModels) -> dict[str, Any]:
         "code": models.code,
         "imports": sorted(imports.items()),
         "arguments": arguments,
+        "sent_as_given": not fallback and _sent_as_given(tool, arguments),
         "init_imports": init_imports,
     }
+
+
+def _sent_as_given(tool: Tool, arguments: list[ToolArgument]) -> bool:
+    """Whether a call can send its arguments as given (a dict of wire names) instead of
+    building ``Params`` and dumping it: every argument's type is made of JSON values only
+    (:data:`JSON_VALUE_NAMES`: no model, date or URL to dump, no ``Any`` that may hold one)
+    and no property is a constant (``Params`` fills those in). The server checks the
+    arguments against the tool's ``inputSchema`` either way; mypy checks the call."""
+    properties = tool.input_schema.get("properties")
+    for schema in (properties.values() if isinstance(properties, dict) else ()):
+        if isinstance(schema, dict) and ("const" in schema or len(schema.get("enum") or ((), ())) == 1):
+            return False
+    return all(_names([argument.annotation]) <= JSON_VALUE_NAMES for argument in arguments)
 
 
 def _tool_doc(tool: Tool) -> str:

@@ -48,6 +48,10 @@ _EXPORTS: dict[str, str] = {
     "RpcError": "engine.jsonrpc",
     # handlers and clients
     "ChangeFeed": "protocol.feed",
+    "ExtensionError": "protocol.extensions",
+    "TASKS_EXTENSION": "protocol.extensions",
+    "supports_extension": "protocol.extensions",
+    "extension_settings": "protocol.extensions",
     "InvalidResult": "protocol.results",
     "ProtocolViolation": "protocol.results",
     "RequestOrigin": "protocol.origin",
@@ -72,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryUsedStates": "stateless.sealing",
     "UsedStates": "stateless.sealing",
     "input_key": "stateless.scope",
+    "run_as_task": "stateless.tasks",
     "resumed_from_state": "stateless.scope",
     "single_use_state": "stateless.scope",
     # HTTP
@@ -91,6 +96,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "TASKS_EXTENSION",
     "AuthRequired",
     "BearerAuth",
     "CachePolicy",
@@ -100,6 +106,7 @@ __all__ = [
     "Context",
     "DeclarationError",
     "EventStore",
+    "ExtensionError",
     "HttpApp",
     "HttpError",
     "HttpTimeouts",
@@ -134,14 +141,17 @@ __all__ = [
     "connect_memory",
     "connect_sse",
     "connect_stdio",
+    "extension_settings",
     "http_app",
     "input_key",
     "request_origin",
     "resumed_from_state",
+    "run_as_task",
     "run_stdio",
     "serve",
     "serve_stdio",
     "single_use_state",
+    "supports_extension",
 ]
 
 
@@ -186,6 +196,12 @@ if TYPE_CHECKING:
     from .protocol.client import ToolOutputError
     from .protocol.probing import NegotiationTimeout
     from .protocol.errors import AuthRequired, HttpError
+    from .protocol.extensions import (
+        TASKS_EXTENSION,
+        ExtensionError,
+        extension_settings,
+        supports_extension,
+    )
     from .protocol.feed import ChangeFeed
     from .protocol.options import UnknownOptionError
     from .protocol.origin import Principal, RequestOrigin, request_origin
@@ -196,6 +212,7 @@ if TYPE_CHECKING:
     from .stateless.scope import input_key, resumed_from_state, single_use_state
     from .stateless.sealing import MemoryUsedStates, UsedStates
     from .stateless.server import CachePolicy
+    from .stateless.tasks import run_as_task
     from .transports.events import EventStore, MemoryEventStore
     from .transports.http_client import NotAnMcpReply, ResponseLost
     from .transports.http_server import HttpApp

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import shlex
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -67,6 +67,7 @@ class SessionOptions(TypedDict, total=False):
     listen_for_changes: bool
     remember_era: bool
     tasks: bool
+    extensions: Mapping[str, Mapping[str, Any]] | None
 
 
 class StdioConnectOptions(SessionOptions, total=False):
@@ -171,7 +172,7 @@ def connect_stdio(
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_stdio(
-    command: Sequence[str], *, protocol: ModuleType | Sequence[ModuleType],
+    command: Sequence[str], *, protocol: ModuleType | Sequence[ModuleType] | str,
     **options: Unpack[StdioConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
@@ -191,8 +192,9 @@ async def connect_stdio(
     the connection yields one, typed with that package's models, and ``"auto"`` offers the
     revisions generated beside it. ``handlers``: a subclass of that package's
     ``ClientHandlers`` answering the server (it implies ``client``). Neither: the newest
-    ``mcp_generated`` revision's ``Client``. ``protocol``: ``"auto"``, or a generated package
-    or several to negotiate among (without ``client``, typed as the base ``Outbound``). The
+    ``mcp_generated`` revision's ``Client``. ``protocol``: ``"auto"``, one revision
+    (``"2025-11-25"``, generated beside the client's package), or a generated package or
+    several to negotiate among (without ``client``, typed as the base ``Outbound``). The
     server process is always cleaned up: stdin closed, then terminated, then killed.
     """
     session = ClientSession(protocol, handlers, client=client, **options)
@@ -237,7 +239,7 @@ def connect_http(
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_http(
-    url: str, *, protocol: ModuleType | Sequence[ModuleType],
+    url: str, *, protocol: ModuleType | Sequence[ModuleType] | str,
     **options: Unpack[HttpConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
@@ -381,7 +383,7 @@ def connect_sse(
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_sse(
-    url: str, *, protocol: ModuleType | Sequence[ModuleType],
+    url: str, *, protocol: ModuleType | Sequence[ModuleType] | str,
     **options: Unpack[SseConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
@@ -456,7 +458,7 @@ def connect_memory(
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_memory(
-    handlers: object, *, protocol: ModuleType | Sequence[ModuleType],
+    handlers: object, *, protocol: ModuleType | Sequence[ModuleType] | str,
     **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager
@@ -519,7 +521,7 @@ def connect_direct(
 ) -> AbstractAsyncContextManager[DefaultClient]: ...
 @overload
 def connect_direct(
-    handlers: object, *, protocol: ModuleType | Sequence[ModuleType],
+    handlers: object, *, protocol: ModuleType | Sequence[ModuleType] | str,
     **options: Unpack[InProcessConnectOptions],
 ) -> AbstractAsyncContextManager[Outbound]: ...
 @contextlib.asynccontextmanager

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine import loops
 from .engine.jsonrpc import Engine
+from .protocol.access import access_policy_of
 from .protocol.options import check_options, keyword_parameters
 from .protocol.packages import package_of
 from .protocol.server import ServerSession
@@ -23,6 +24,7 @@ from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 if TYPE_CHECKING:
     from .transports.http_server import HttpApp
 
+logger = logging.getLogger("typedmcp")
 #: Setting it switches :func:`http_app` to state shared by workers, in Redis.
 REDIS_URL_ENV = "MCP_REDIS_URL"
 #: The options of :func:`http_app` about shared state (see ``typedmcp.state``).
@@ -122,6 +124,10 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     keeps each session in the worker that created it: faster, but the load balancer must
     route by ``Mcp-Session-Id``). See ``typedmcp.state``.
 
+    Without an ``auth=`` argument, bearer tokens are checked when ``MCP_AUTH_ISSUER`` is set (with
+    ``MCP_AUTH_AUDIENCE`` and ``MCP_AUTH_JWKS_URL``, or ``MCP_AUTH_INTROSPECTION_URL`` and
+    client credentials): ``BearerAuth.from_env()``, see ``typedmcp.auth.env``.
+
     Mounted in a larger ASGI app (``api.mount("/tools", app)``, Starlette or FastAPI), it
     serves ``/tools/mcp``; the outer app runs its lifespan (``FastAPI(lifespan=app.lifespan)``)
     and, with ``auth``, routes its metadata document
@@ -131,8 +137,6 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     this call, naming the closest valid one.
     """
     from .stateless.router import (
-        BOTH_ERAS_OPTION,
-        MODERN_OPTIONS,
         Eras,
         refuse_stateless,
         with_handler_defaults,
@@ -141,6 +145,11 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
     from .transports.http_stateless import ModernEndpoint
 
     check_options("http_app", options, http_options())
+    if "auth" not in options:  # MCP_AUTH_ISSUER and friends (typedmcp.auth.env)
+        from .auth.bearer import auth_from_environment
+
+        options["auth"] = auth_from_environment()
+    warn_unenforced_scopes(handlers, options.get("auth"))
     options = with_handler_defaults(handlers, options)
     state = sessions = None
     if SHARED_OPTIONS & options.keys() or os.environ.get(REDIS_URL_ENV):
@@ -148,10 +157,7 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
 
         options, state, sessions = shared_options(options)
 
-    server_keys = {
-        "server_info", "instructions", "list_changed", "validate_tools", "tasks", "packages",
-        "changes", BOTH_ERAS_OPTION, *MODERN_OPTIONS,
-    }
+    server_keys = server_options()  # (the sessions' options, derived: extensions= too)
     eras = Eras.of(handlers, **{k: v for k, v in options.items() if k in server_keys})
     app_options = {k: v for k, v in options.items() if k not in server_keys}
     modern = eras.stateless_server(handlers)
@@ -180,3 +186,20 @@ def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp
         state=state,
         **app_options,
     )
+
+
+def warn_unenforced_scopes(handlers: object, auth: object) -> None:
+    """Warn when the handlers declare scopes (an access policy) but the HTTP app has no
+    ``auth``: without a verified token there is no principal, so nothing is enforced."""
+    policy = access_policy_of(handlers)
+    if policy and auth is None:
+        guarded = sorted(
+            [f"tool {name!r}" for name in policy.tools]
+            + [f"resource {uri!r}" for uri in policy.resources]
+            + [f"prompt {name!r}" for name in policy.prompts]
+        )
+        logger.warning(
+            "%s declare scopes (%s) but http_app has no auth=: they are not enforced and "
+            "every caller may use everything; pass auth=BearerAuth(verify, resource_metadata)",
+            type(handlers).__name__, ", ".join(guarded),
+        )

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer
 
+from ..protocol.extensions import extension_settings, supports_extension
 from ..protocol.meta import CLIENT_INFO_KEY
 from ..protocol.origin import RequestOrigin, request_origin
 from ..protocol.packages import SEVERITY
@@ -131,6 +132,15 @@ class Context:
         ``_meta`` in 2026-07-28)."""
         session = getattr(self.request_context.peer, "session", None)
         return dict(getattr(session, "peer_capabilities", None) or {})
+
+    def client_supports(self, extension: str) -> bool:
+        """Whether the client declared the extension (``"io.modelcontextprotocol/tasks"``)
+        in its capabilities (2026-07-28: this request's; older revisions have none)."""
+        return supports_extension(self.client_capabilities, extension)
+
+    def client_extension(self, extension: str) -> dict[str, Any] | None:
+        """The settings the client declared for an extension; None if it did not."""
+        return extension_settings(self.client_capabilities, extension)
 
     @property
     def client_info(self) -> dict[str, Any]:

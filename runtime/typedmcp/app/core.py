@@ -20,10 +20,14 @@ from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
+from ..protocol.access import AccessPolicy, Allow, Requirement
+from ..protocol.extensions import checked_extensions
 from ..protocol.feed import ChangeFeed
+from ..protocol.middleware import Middleware, MiddlewareChain
 from ..protocol.options import check_call
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
+from ..stateless.tasks import TaskSupport, run_as_task
 from .completions import CompleterT
 from .context import Context
 from .prompts import PromptSpec, declare_prompt
@@ -108,6 +112,9 @@ class McpApp(ServerHandlers):
         instructions: str | None = None,
         changes: ChangeFeed | None = None,
         cache: CachePolicy | None = None,
+        hide_unauthorized: bool = True,
+        middleware: Sequence[Middleware] = (),
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -117,13 +124,22 @@ class McpApp(ServerHandlers):
         self.instructions = instructions
         #: The caching hints of 2026-07-28 list and read results (``ttlMs``/``cacheScope``).
         self.cache = cache
+        #: The extensions the app declares (SEP-2133; on the wire in 2026-07-28).
+        self.extensions = checked_extensions(extensions)
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
+        #: The server middleware, outermost first (see :meth:`add_middleware`).
+        self.middleware = MiddlewareChain(middleware)
         self._tools: dict[str, ToolSpec] = {}
+        self._task_tools: dict[str, TaskSupport] = {}  # tool name -> how it runs as a task
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
         self._disabled: set[tuple[str, str]] = set()
+        #: The scopes and predicates of the declarations (``scopes=``, ``allow=``), which
+        #: the runtime enforces for authenticated callers (see ``typedmcp.protocol.access``);
+        #: ``hide_unauthorized``: lists leave out what the caller's token may not use.
+        self.access_policy = AccessPolicy(hide_unauthorized=hide_unauthorized)
         #: The loop serving the app (seen by its handlers): changes made in a worker
         #: thread (a sync tool adding a tool) are announced on it.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -142,7 +158,7 @@ class McpApp(ServerHandlers):
 
     def server_defaults(self) -> dict[str, Any]:
         """Options the launchers use unless given others: ``server_info``,
-        ``instructions``, ``list_changed`` and the app's change feed."""
+        ``instructions``, ``list_changed``, ``extensions`` and the app's change feed."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
             info["title"] = self.title
@@ -155,7 +171,18 @@ class McpApp(ServerHandlers):
             defaults["instructions"] = self.instructions
         if self.cache is not None:
             defaults["cache"] = self.cache
+        if self.middleware.middlewares:
+            defaults["middleware"] = self.middleware
+        if self.extensions:
+            defaults["extensions"] = self.extensions
         return defaults
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add a server middleware (``async def mw(ctx, call_next)``), inside those added
+        before it: it runs around every request and notification the app receives, in
+        both eras and on every transport. Add them before serving; a launcher's own
+        ``middleware=`` replaces the app's."""
+        self.middleware.add(middleware)
 
     # -- declaring -----------------------------------------------------------------------
 
@@ -174,6 +201,9 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
     def tool(
         self,
@@ -187,11 +217,19 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
         """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
         unchanged. The name defaults to the function's, the description to the
         docstring's first paragraph; ``structured_output=False`` leaves out the output
-        schema."""
+        schema. ``scopes``: the OAuth scopes a caller's token needs to call it; ``allow``:
+        a predicate on the caller's principal (claims, roles) that must hold too (enforced
+        over HTTP with ``auth``; see ``typedmcp.protocol.access``).
+        ``task="optional"`` (or ``"required"``) runs it as a task of the tasks
+        extension for a 2026-07-28 client that declares it (``McpApp(extensions=
+        {TASKS_EXTENSION: {}})``); ``"required"`` refuses other clients of that era (-32021)."""
         if isinstance(function, str):
             raise DeclarationError(
                 f"write @app.tool(name={function!r}): the name is a keyword argument"
@@ -203,7 +241,7 @@ class McpApp(ServerHandlers):
             return self.add_tool(
                 declared, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta,
-                structured_output=structured_output,
+                structured_output=structured_output, scopes=scopes, allow=allow, task=task,
             )
 
         return decorator
@@ -219,8 +257,16 @@ class McpApp(ServerHandlers):
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
+        task: TaskSupport | None = None,
     ) -> Callable[P, R]:
         """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
+        requirement = _requirement("tool", scopes, allow)
+        if task not in (None, "optional", "required"):
+            raise DeclarationError(
+                f"task={task!r}: a tool runs as a task with task='optional' or task='required'"
+            )
         spec = declare_tool(
             function, name=name, title=title, description=description, annotations=annotations,
             icons=icons, meta=meta, structured_output=structured_output,
@@ -232,6 +278,10 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._tools[spec.name] = spec
+        _guard(self.access_policy.tools, spec.name, requirement)
+        self._task_tools.pop(spec.name, None)
+        if task is not None:
+            self._task_tools[spec.name] = task
         self._announce(self.changes.tools_changed)
         return function
 
@@ -240,6 +290,7 @@ class McpApp(ServerHandlers):
         if self._tools.pop(name, None) is None:
             raise KeyError(f"no tool named {name!r} (tools: {', '.join(self._tools) or 'none'})")
         self._disabled.discard(("tool", name))
+        self.access_policy.tools.pop(name, None)
         self._announce(self.changes.tools_changed)
 
     def resource(
@@ -252,6 +303,8 @@ class McpApp(ServerHandlers):
         mime_type: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
         """Declare a resource (``"notes://index"``) or, with ``{variables}``, a resource
         template (``"notes://{note_id}"``) whose variables are the function's parameters."""
@@ -264,7 +317,7 @@ class McpApp(ServerHandlers):
         def decorator(function: Callable[P, R]) -> ResourceFunction[P, R]:
             return self.add_resource(
                 function, uri, name=name, title=title, description=description,
-                mime_type=mime_type, icons=icons, meta=meta,
+                mime_type=mime_type, icons=icons, meta=meta, scopes=scopes, allow=allow,
             )
 
         return decorator
@@ -280,8 +333,12 @@ class McpApp(ServerHandlers):
         mime_type: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> ResourceFunction[P, R]:
-        """Declare ``function`` as the resource (or template) ``uri``."""
+        """Declare ``function`` as the resource (or template) ``uri``; ``scopes`` and
+        ``allow`` guard reading it (a template: every URI it matches) as for a tool."""
+        requirement = _requirement("resource", scopes, allow)
         spec = declare_resource(
             function, uri, name=name, title=title, description=description,
             mime_type=mime_type, icons=icons, meta=meta,
@@ -294,6 +351,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); keep one"
             )
         table[uri] = spec
+        _guard(self.access_policy.resources, uri, requirement)
         self._announce(self.changes.resources_changed)
         return ResourceFunction(function, spec)
 
@@ -302,6 +360,7 @@ class McpApp(ServerHandlers):
         if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
             raise KeyError(f"no resource or template {uri!r}")
         self._disabled.discard(("resource", uri))
+        self.access_policy.resources.pop(uri, None)
         self._announce(self.changes.resources_changed)
 
     def prompt(
@@ -312,6 +371,8 @@ class McpApp(ServerHandlers):
         description: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> Callable[[Callable[P, R]], PromptFunction[P, R]]:
         """Declare a prompt; its arguments are the function's parameters. It may return a
         str (one user message), messages (``user(...)``, ``assistant(...)``) or a list."""
@@ -319,7 +380,10 @@ class McpApp(ServerHandlers):
             raise DeclarationError("write @app.prompt() with parentheses (or pass name='...')")
 
         def decorator(function: Callable[P, R]) -> PromptFunction[P, R]:
-            return self.add_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
+            return self.add_prompt(
+                function, name=name, title=title, description=description, icons=icons, meta=meta,
+                scopes=scopes, allow=allow,
+            )
 
         return decorator
 
@@ -332,8 +396,12 @@ class McpApp(ServerHandlers):
         description: str | None = None,
         icons: Sequence[models.Icon | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
     ) -> PromptFunction[P, R]:
-        """Declare ``function`` as a prompt (what ``@app.prompt()`` does)."""
+        """Declare ``function`` as a prompt (what ``@app.prompt()`` does); ``scopes`` and
+        ``allow`` guard getting it and completing its arguments."""
+        requirement = _requirement("prompt", scopes, allow)
         spec = declare_prompt(function, name=name, title=title, description=description, icons=icons, meta=meta)
         if spec.name in self._prompts:
             raise DeclarationError(
@@ -342,6 +410,7 @@ class McpApp(ServerHandlers):
                 f"{getattr(function, '__qualname__', '?')}); give one another name with name='...'"
             )
         self._prompts[spec.name] = spec
+        _guard(self.access_policy.prompts, spec.name, requirement)
         self._announce(self.changes.prompts_changed)
         return PromptFunction(function, spec)
 
@@ -350,6 +419,7 @@ class McpApp(ServerHandlers):
         if self._prompts.pop(name, None) is None:
             raise KeyError(f"no prompt named {name!r}")
         self._disabled.discard(("prompt", name))
+        self.access_policy.prompts.pop(name, None)
         self._announce(self.changes.prompts_changed)
 
     def enable(self, kind: Kind, name: str, enabled: bool = True) -> None:
@@ -417,7 +487,12 @@ class McpApp(ServerHandlers):
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
         context = Context(ctx) if spec.signature.context_parameter is not None else None
-        return await spec.call(params.arguments or {}, context)
+        support = self._task_tools.get(spec.name)
+        if support is None:
+            return await spec.call(params.arguments or {}, context)
+        return await run_as_task(
+            lambda: spec.call(params.arguments or {}, context), required=support == "required"
+        )
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
         return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]
@@ -490,3 +565,14 @@ class McpApp(ServerHandlers):
         return await completions.complete(params.argument.name, params.argument.value)
 
 
+def _requirement(kind: str, scopes: Sequence[str] | None, allow: Allow | None) -> Requirement | None:
+    """A declaration's ``scopes=`` and ``allow=``, checked (:class:`DeclarationError`)."""
+    try:
+        return Requirement.of(scopes, allow)
+    except (TypeError, ValueError) as error:
+        raise DeclarationError(f"{kind} scopes=/allow=: {error}") from None
+
+
+def _guard(table: dict[str, Requirement], key: str, requirement: Requirement | None) -> None:
+    if requirement is not None:
+        table[key] = requirement

@@ -20,8 +20,9 @@ from mcp_generated.v2025_11_25 import models
 
 from ..engine.jsonrpc import RpcError, clip
 from ..protocol.stubs import ToolError
+from ..protocol.tools import OutputChecked
 from .calling import is_async, run_function
-from .content import CONTENT_TYPES, ContentBlock, text
+from .content import CONTENT_TYPES, text
 from .context import Context
 from .signature import (
     DeclarationError,
@@ -96,6 +97,10 @@ class OutputPlan:
     #: The declared type when it is ``str``, ``int`` or ``bool``: a value of exactly that
     #: type validates and dumps as itself.
     plain: type | None = None
+    #: Whether the dump of a validated value is what the schema says (no custom serializer
+    #: nor computed field, whose output pydantic does not validate): such a result is sent
+    #: without the server checking it against the schema again (:class:`CheckedCallToolResult`).
+    faithful: bool = False
 
 
 def output_plan(
@@ -130,8 +135,11 @@ def output_plan(
             f"({pydantic_reason(error)}); return a pydantic model, a TypedDict, a dataclass or "
             "a plain type, or pass structured_output=False"
         ) from None
+    faithful = _serializes_as_validated(adapter.core_schema)
     if _is_object(return_annotation):
-        return OutputPlan(_object_on_top(inner), adapter, False, _trusted_model(return_annotation))
+        return OutputPlan(
+            _object_on_top(inner), adapter, False, _trusted_model(return_annotation), faithful=faithful
+        )
     definitions = inner.pop("$defs", None)
     schema: dict[str, Any] = {
         "type": "object",
@@ -142,7 +150,23 @@ def output_plan(
     if definitions:
         schema["$defs"] = definitions
     plain = return_annotation if return_annotation in (str, int, bool) else None
-    return OutputPlan(schema, adapter, True, plain=plain)
+    return OutputPlan(schema, adapter, True, plain=plain, faithful=faithful)
+
+
+def _serializes_as_validated(core_schema: Any) -> bool:
+    """Whether nothing in a pydantic core schema changes values on the way out: no function
+    serializer (``field_serializer``, ``model_serializer``, ``PlainSerializer``, ...) and no
+    computed field, whose results pydantic dumps without validating them."""
+    if isinstance(core_schema, dict):
+        serialization = core_schema.get("serialization")
+        if isinstance(serialization, dict) and str(serialization.get("type", "")).startswith("function"):
+            return False
+        if core_schema.get("computed_fields"):
+            return False
+        return all(_serializes_as_validated(value) for value in core_schema.values())
+    if isinstance(core_schema, list | tuple):
+        return all(_serializes_as_validated(value) for value in core_schema)
+    return True
 
 
 def _object_on_top(schema: dict[str, Any]) -> dict[str, Any]:
@@ -178,6 +202,20 @@ def _trusted_model(annotation: Any) -> type[BaseModel] | None:
     ):
         return annotation
     return None
+
+
+class CheckedCallToolResult(models.CallToolResult, OutputChecked):
+    """A result whose ``structuredContent`` the app validated and dumped with the types its
+    ``outputSchema`` came from: the server sends it without a second (jsonschema) check."""
+
+
+def call_result(wire: dict[str, Any], *, checked: bool = False) -> models.CallToolResult:
+    """A ``CallToolResult`` validated from its wire form in one pass (cheaper than building
+    each block's model and then the result from them); ``checked``: see
+    :class:`CheckedCallToolResult`."""
+    model = CheckedCallToolResult if checked else models.CallToolResult
+    result: models.CallToolResult = model.__pydantic_validator__.validate_python(wire)
+    return result
 
 
 class OutputMismatch(Exception):
@@ -239,29 +277,33 @@ class ToolSpec:
         plan = self.output
         adapter = plan.adapter
         if adapter is None:
-            return models.CallToolResult(content=_unstructured(value))
+            return call_result({"content": _unstructured(value)})
         dumped: Any
         if plan.plain is not None and type(value) is plan.plain:
-            dumped = value
+            dumped, checked = value, True
+        elif plan.trusted is not None and isinstance(value, plan.trusted):
+            # (an instance may have been changed since it was built: the server checks it)
+            dumped, checked = adapter.dump_python(value, mode="json", by_alias=True), False
         else:
             try:
-                trusted = plan.trusted is not None and isinstance(value, plan.trusted)
-                dumped = adapter.dump_python(
-                    value if trusted else adapter.validate_python(value), mode="json", by_alias=True
-                )
+                validated = adapter.validate_python(value)
             except ValidationError as error:
                 raise OutputMismatch(describe_errors(error)) from None
+            dumped, checked = adapter.dump_python(validated, mode="json", by_alias=True), plan.faithful
         structured = {"result": dumped} if plan.wrapped else dumped
         shown = value if isinstance(value, str) else json.dumps(dumped, ensure_ascii=False)
-        return models.CallToolResult(content=[text(shown)], structured_content=structured)
+        return call_result(
+            {"content": [{"type": "text", "text": shown}], "structuredContent": structured}, checked=checked
+        )
 
 
-def _unstructured(value: Any) -> list[ContentBlock]:
+def _unstructured(value: Any) -> list[dict[str, str]]:
+    """The text blocks (wire form) of a value sent without structured output."""
     if value is None:
         return []
     if isinstance(value, str):
-        return [text(value)]
-    return [text(json.dumps(to_jsonable_python(value), ensure_ascii=False))]
+        return [{"type": "text", "text": value}]
+    return [{"type": "text", "text": json.dumps(to_jsonable_python(value), ensure_ascii=False)}]
 
 
 def error_result(message: str) -> models.CallToolResult:

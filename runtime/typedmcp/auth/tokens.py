@@ -70,7 +70,7 @@ class ClientMetadata:
     redirect URI is the one used in authorization requests: the user agent must be able to
     capture the redirect to it (a loopback URI, ``application_type`` ``native``)."""
 
-    client_name: str = "mcp-codegen client"
+    client_name: str = "typedmcp client"
     redirect_uris: tuple[str, ...] = ("http://localhost:8765/callback",)
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     response_types: tuple[str, ...] = ("code",)

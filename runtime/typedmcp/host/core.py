@@ -28,6 +28,7 @@ from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
 from .errors import InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .handlers import Forward, handler_class
+from .interceptors import CallContext, Interceptor, intercepted, interceptor_list
 from .naming import NamingRule, possible_owners
 from .registry import (
     PromptEntry,
@@ -59,7 +60,8 @@ class Host:
     (``await hook(server, params, ctx)`` returns the result; declared to servers only when
     given, or listed in ``client_requests``), ``on_log``, ``on_progress`` and
     ``on_resource_updated`` (``hook(server, params)``). ``roots`` are served to every
-    server; :meth:`set_roots` changes them and tells the servers.
+    server; :meth:`set_roots` changes them and tells the servers. ``interceptors`` run
+    around every call the host sends (see :mod:`typedmcp.host.interceptors`).
     """
 
     def __init__(
@@ -77,8 +79,10 @@ class Host:
         log_level: str | None = None,
         initial_backoff: float = 0.25,
         refresh_delay: float = 0.02,
+        interceptors: Iterable[Interceptor] = (),
     ) -> None:
         self.config = load_config(config)
+        self.interceptors = interceptor_list(interceptors)
         self.package = importlib.import_module(package) if isinstance(package, str) else package
         self._request_hooks: dict[str, RequestHook] = {}
         if sampling is not None:
@@ -302,7 +306,7 @@ class Host:
             return await self._send(
                 runtime, session, "tools/call", params, limit, progress, meta, forward, name, options
             )
-        if progress is None and meta is None and forward is None:
+        if progress is None and meta is None and forward is None and not self.interceptors:
             try:
                 return await session.send_request(runtime.call_spec, params, limit)
             except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
@@ -383,13 +387,22 @@ class Host:
         if forward is not None:
             reset = _FORWARD.set(forward)
             runtime.origins.append(forward)
+        async def send(sent: dict[str, Any]) -> Any:
+            # (only the request's own failures say the server is gone: an interceptor's
+            # exception, an OSError included, goes to the caller as it is)
+            try:
+                return await session.send_request(runtime.specs[method], sent, limit, options)
+            except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
+                if options is not None and options.max_total_timeout is not None and "max_total_timeout" in str(error):
+                    timed_out = ServerTimeout(runtime.name, f"{method} {what}", options.max_total_timeout, "maxTotalTimeout")
+                    raise timed_out from error
+                raise self._failure(runtime, error, f"{method} {what}", limit) from error
+
         try:
-            return await session.send_request(runtime.specs[method], params, limit, options)
-        except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
-            if options is not None and options.max_total_timeout is not None and "max_total_timeout" in str(error):
-                timed_out = ServerTimeout(runtime.name, f"{method} {what}", options.max_total_timeout, "maxTotalTimeout")
-                raise timed_out from error
-            raise self._failure(runtime, error, f"{method} {what}", limit) from error
+            if self.interceptors:
+                call = CallContext(runtime.name, runtime.config.transport, method, what, params)
+                return await intercepted(self.interceptors, call, send)
+            return await send(params)
         finally:
             if token is not None:
                 session.progress_callbacks.pop(token, None)

@@ -10,6 +10,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..engine.jsonrpc import CapabilityError as CapabilityError
+from ..engine.jsonrpc import RpcError
+from .meta import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .spec import Variant
 
 
@@ -109,3 +111,28 @@ def unmet_capability(
         if not has_capability(capabilities, path):
             return path
     return None
+
+
+def require_client_capabilities(
+    capabilities: Mapping[str, Any] | None, method: str, spec: Any, params: Mapping[str, Any]
+) -> None:
+    """-32021 when a request's client ``capabilities`` do not allow the input request
+    ``method`` (its gates, the form of its params, sampling with tools)."""
+    required: dict[str, Any] = {}
+    for gate in spec.gates:
+        if gate.side == "client" and not has_capability(capabilities, gate.path):
+            declare(required, gate.path)
+    missing = None if required else unmet_capability(spec, params, capabilities)
+    if missing is not None:  # a form of the params the client did not declare (URL mode)
+        declare(required, missing)
+    if method == "sampling/createMessage" and params.get("tools") and not has_capability(
+        capabilities, ("sampling", "tools")
+    ):
+        declare(required, ("sampling", "tools"))
+    if required:
+        names = ", ".join(sorted(required))
+        raise RpcError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            f"Missing required client capability: {names} (needed for {method})",
+            {"requiredCapabilities": required},
+        )

@@ -55,7 +55,7 @@ from .meta import (
 )
 from .negotiation import AUTO, ERA_MEMORY, HANDSHAKE, STATELESS, ProtocolChoice, choose_packages
 from . import probing
-from .packages import ProtocolPackage, VersionError, own_package
+from .packages import ProtocolPackage, VersionError, own_package, runtime_version
 from .probing import NegotiationTimeout, probe_on_pipe
 from .results import ProtocolViolation, holds_models, invalid_result, plain, to_wire, validate_any_result
 from .session import CommonBuiltins, Session
@@ -63,7 +63,7 @@ from .stubs import Outbound
 from .subscriptions import Subscription
 from .hooks import refuse_task_hooks
 from .tasks import TaskBuiltins, TaskStore
-from .tools import ToolSchemas, as_functions, problems
+from .tools import ToolSchemas, as_functions
 
 logger = logging.getLogger("typedmcp")
 
@@ -110,6 +110,7 @@ class ClientSession(Session):
         listen_for_changes: bool = True,
         remember_era: bool = True,
         tasks: bool = False,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
         client: type[Outbound] | None = None,
     ) -> None:
         wrapped, self.negotiation = choose_packages(packages, handlers, client)
@@ -122,13 +123,13 @@ class ClientSession(Session):
         own = own_package(handlers, client) or wrapped[0].module
         client_module = importlib.import_module(f"{own.__name__}.client")
         handlers = handlers if handlers is not None else client_module.ClientHandlers()
-        super().__init__(handlers, None, None)
+        super().__init__(handlers, None, None, extensions=extensions)
         self.own_package = ProtocolPackage.of(own)
         if request_timeout is not None:
             self.request_timeout = request_timeout
         self.builtins = CommonBuiltins(self)
         self._handler_base = client_module.ClientHandlers
-        self.client_info = client_info or {"name": "mcp-codegen", "version": "0.1.0"}
+        self.client_info = client_info or {"name": "typedmcp", "version": runtime_version()}
         self.list_changed = tuple(list_changed)
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
@@ -157,8 +158,7 @@ class ClientSession(Session):
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._listeners: set[asyncio.Task[Any]] = set()
         self._auto_listened: set[str] = set()  # methods the background listen covers
-        # tasks=True: sampling and elicitation the server task-augments run in a task store
-        # (2025-11-25); tasks are declared only where a handler can run as one
+        # tasks=True: sampling/elicitation the server task-augments run in a task store (2025-11-25)
         self.handles_tasks = tasks
         if tasks:
             self.task_store = TaskStore(self.task_status)
@@ -630,9 +630,9 @@ class ClientSession(Session):
         if validator is None or getattr(result, "is_error", False):
             return
         structured = getattr(result, "structured_content", None)
-        found = (
-            ["(root): no structuredContent"] if structured is None else problems(validator, structured)
-        )
+        found = (  # (check: the plain-Python test first, jsonschema only to word the errors)
+            self.tool_schemas.check(name, "outputSchema", structured) if structured is not None
+            else ["(root): no structuredContent"])
         if found:
             raise ToolOutputError(f"tool {name} returned output that breaks its outputSchema: "
                                   + "; ".join(found))

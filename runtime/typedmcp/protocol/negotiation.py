@@ -1,5 +1,5 @@
-"""Which revisions a client offers (``protocol=``: ``"auto"``, a generated package, or a
-list), and what negotiation learned about each server for the rest of the process
+"""Which revisions a client offers (``protocol=``: ``"auto"``, a revision, a generated
+package, or a list), and what negotiation learned about each server for the rest of the process
 (:data:`ERA_MEMORY`)."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ DEFAULT_PACKAGES = "mcp_generated"
 
 
 ProtocolChoice = ModuleType | Sequence[ModuleType] | str
-"""``"auto"``, one generated package, or a list of them."""
+"""``"auto"``, one revision (``"2025-11-25"``: the package of that revision generated beside
+the client's), one generated package, or a list of them."""
 
 
 def choose_packages(
@@ -33,14 +34,22 @@ def choose_packages(
     every revision generated beside the package of ``client`` (a generated ``Client``
     class) or of ``handlers``, else beside the newest of ``mcp_generated``."""
     if isinstance(protocol, str):
-        if protocol != AUTO:
-            raise ValueError(f"protocol must be 'auto', a generated package or a list, not {protocol!r}")
         own = own_package(handlers, client)
         if own is None:
             folder = importlib.import_module(DEFAULT_PACKAGES)
             newest = max(folder.REVISIONS)
             own = importlib.import_module(f"{DEFAULT_PACKAGES}.{folder.REVISIONS[newest]}")
-        return generated_beside(own), AUTO
+        beside = generated_beside(own)
+        if protocol == AUTO:
+            return beside, AUTO
+        pinned = [package for package in beside if package.version == protocol]
+        if not pinned:
+            known = ", ".join(repr(package.version) for package in beside)
+            raise ValueError(
+                f"protocol must be 'auto', a revision generated beside {own.__name__} ({known}), "
+                f"a generated package or a list of them, not {protocol!r}"
+            )
+        return pinned, "pinned"
     modules = [protocol] if isinstance(protocol, ModuleType) else list(protocol)
     packages = sorted((ProtocolPackage.of(p) for p in modules), key=lambda p: p.version, reverse=True)
     return packages, "pinned"

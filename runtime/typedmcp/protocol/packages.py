@@ -128,3 +128,10 @@ def with_bundled_eras(packages: list[ProtocolPackage]) -> list[ProtocolPackage]:
         if str(module.ERA) not in eras and revision not in versions:
             added.append(ProtocolPackage.of(module))
     return sorted([*packages, *added], key=lambda p: p.version, reverse=True)
+
+
+def runtime_version() -> str:
+    """This runtime's version (what a client reports in ``clientInfo``)."""
+    from .. import __version__
+
+    return __version__

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -22,16 +22,19 @@ from ..engine.jsonrpc import (
     RpcError,
     clip,
 )
+from .access import LIST_ITEMS, access_policy_of
 from .capabilities import has_capability
 from .feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED
 from .meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
+from .origin import request_origin
 from .packages import ProtocolPackage, generated_beside, package_of
 from .results import describe, plain, to_wire
 from .session import CommonBuiltins, Session
 from .stubs import RequestContext, ToolError
 from .hooks import refuse_task_hooks
+from .middleware import Middleware, MiddlewareChain, MiddlewareContext, middleware_chain, session_context
 from .tasks import TaskBuiltins, TaskStore
-from .tools import ToolSchemas
+from .tools import OutputChecked, ToolSchemas
 
 logger = logging.getLogger("typedmcp")
 
@@ -91,6 +94,9 @@ class ServerSession(Session):
 
     side = "server"
     peer_side = "client"
+    #: The transport's name for the middleware context, when the session knows it better
+    #: than its engine's transport does (the stateless HTTP endpoint sets it).
+    transport_name: str | None = None
 
     def __init__(
         self,
@@ -103,12 +109,14 @@ class ServerSession(Session):
         validate_tools: bool = True,
         tasks: bool = False,
         changes: Any = None,
+        middleware: Sequence[Middleware] | MiddlewareChain | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         own = package_of(handlers)
         self.packages = (
             [ProtocolPackage.of(p) for p in packages] if packages else handshake_packages(handlers)
         )
-        super().__init__(handlers, None, None)
+        super().__init__(handlers, None, None, extensions=extensions)
         self.own_package = ProtocolPackage.of(own)
         self.builtins = self._server_builtins = ServerBuiltins(self)
         self._handler_base = importlib.import_module(f"{own.__name__}.server").ServerHandlers
@@ -128,6 +136,9 @@ class ServerSession(Session):
             refuse_task_hooks(handlers, self._handler_base, TaskBuiltins)
         self.subscribed_uris: set[str] = set()
         self.changes = changes
+        self.access_policy = access_policy_of(handlers)  # scopes per tool (protocol.access)
+        #: Around every request and notification received (None: none configured).
+        self.middleware = middleware_chain(middleware)
         self._unsubscribe = (
             changes.subscribe(self._on_change, owner=self) if changes is not None else None
         )
@@ -167,7 +178,35 @@ class ServerSession(Session):
     def supported_versions(self) -> list[str]:
         return [p.version for p in self.packages]
 
-    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+    async def handle_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        chain = self.middleware
+        if chain is None:
+            return await self._dispatch(method, params, request_id)
+        return await self.through_chain(
+            chain, session_context(self, method, params, request_id),
+            lambda ctx: self._dispatch(ctx.method, ctx.params, request_id),
+        )
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        chain = self.middleware
+        if chain is None:
+            return await super().on_notification(method, params)
+        notify = super().on_notification
+        await chain.run(
+            session_context(self, method, params, None), lambda ctx: notify(ctx.method, ctx.params)
+        )
+
+    async def through_chain(self, chain: MiddlewareChain, ctx: MiddlewareContext, endpoint: Any) -> Any:
+        """Run a request through ``chain``; a ToolError a middleware raises in a
+        ``tools/call`` is the call's ``isError`` result."""
+        try:
+            return await chain.run(ctx, endpoint)
+        except ToolError as error:
+            if ctx.method != CALL_TOOL:
+                raise
+            return tool_error(str(error))
+
+    async def _dispatch(self, method: str, params: Any, request_id: RequestId) -> Any:
         if self.package is None:
             if method == INITIALIZE:
                 return await self._server_builtins.initialize(params)
@@ -190,16 +229,37 @@ class ServerSession(Session):
     async def _serve(self, method: str, params: Any, request_id: RequestId) -> Any:
         if self._synthesize_meta:
             params = self._with_modern_meta(params)
+        policy, origin = self.access_policy, request_origin()
+        if policy and origin is not None and origin.principal is not None:
+            return await self._serve_guarded(method, params, request_id, origin.principal)
+        return await self._serve_open(method, params, request_id)
+
+    async def _serve_guarded(self, method: str, params: Any, request_id: RequestId, principal: Any) -> Any:
+        """Serve a request of an authenticated caller under the access policy: a refused
+        one is an error (the HTTP transports answer 403 before it gets here); a list
+        leaves out what the caller may not use."""
+        assert self.access_policy is not None
+        refusal = self.access_policy.refusal(method, params, principal)
+        if refusal is not None:
+            raise RpcError(INVALID_REQUEST, refusal.message, refusal.data)
+        result = await self._serve_open(method, params, request_id)
+        if method in LIST_ITEMS:
+            wire = to_wire(result)
+            if isinstance(wire, dict):
+                return self.access_policy.visible(method, wire, principal)
+        return result
+
+    async def _serve_open(self, method: str, params: Any, request_id: RequestId) -> Any:
         if method == CALL_TOOL:
             try:
                 if self.validate_tools:
                     return await self._call_tool(params, request_id)
-                return await super().on_request(method, params, request_id)
+                return await super().handle_request(method, params, request_id)
             except ToolError as error:  # a failure the model should read
                 return tool_error(str(error))
         if method == SUBSCRIBE:
             self._check_room_to_subscribe(params)
-        result = await super().on_request(method, params, request_id)
+        result = await super().handle_request(method, params, request_id)
         if method == LIST_TOOLS:
             self.tool_schemas.update(to_wire(result).get("tools", []))
         elif method in (SUBSCRIBE, UNSUBSCRIBE) and isinstance(params, dict):
@@ -251,7 +311,7 @@ class ServerSession(Session):
         that is not listed goes to the handler unchecked: it decides what "unknown" means."""
         name = params.get("name") if isinstance(params, dict) else None
         if not isinstance(name, str):
-            return await super().on_request(CALL_TOOL, params, request_id)
+            return await super().handle_request(CALL_TOOL, params, request_id)
         tool = self.tool_schemas.tools.get(name)
         if tool is None and not self._listed:
             await self._load_tool_schemas()
@@ -264,7 +324,7 @@ class ServerSession(Session):
                 if self.package.version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
                     return tool_error(message)
                 raise RpcError(INVALID_PARAMS, message)
-        result = await super().on_request(CALL_TOOL, params, request_id)
+        result = await super().handle_request(CALL_TOOL, params, request_id)
         if tool is not None and tool.get("outputSchema") is not None:
             self._check_structured_output(name, result)
         return result
@@ -287,6 +347,8 @@ class ServerSession(Session):
                 return
 
     def _check_structured_output(self, name: str, result: Any) -> None:
+        if isinstance(result, OutputChecked):
+            return  # validated and dumped by the types its outputSchema came from
         if self.tool_schemas.tools.get(name, {}).get("outputSchema") is None:
             return
         assert self.package is not None

@@ -30,6 +30,7 @@ from ..engine.jsonrpc import (
     is_request_id,
 )
 from ..engine.jsonrpc import CapabilityError as CapabilityError
+from . import telemetry
 from .capabilities import (
     declare,
     has_capability,
@@ -40,6 +41,7 @@ from .capabilities import (
     variant_of,
 )
 from .deadlines import Deadline, Deadlines, RequestOptions
+from .extensions import Extensions, PeerExtensions, checked_extensions, declare_extensions
 from .packages import ProtocolPackage, severity
 from .results import (
     describe,
@@ -62,7 +64,7 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 TASK_STATUS = "notifications/tasks/status"
 
 
-class Session:
+class Session(PeerExtensions):
     """State and routing shared by the server and the client side of a connection."""
 
     side: str = ""
@@ -75,6 +77,9 @@ class Session:
     #: Whether this side can run some request it receives as a task (set by
     #: :meth:`derive_capabilities`); the ``tasks/*`` built-ins exist only then.
     runs_tasks = False
+    #: The ``network.transport`` of its telemetry when no engine's transport says
+    #: (a stateless server behind HTTP); see :mod:`.telemetry`.
+    network_transport: str | None = None
 
     def __init__(
         self,
@@ -82,8 +87,11 @@ class Session:
         builtins: object,
         package: ProtocolPackage | None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        extensions: Extensions | None = None,
     ) -> None:
         self.handlers = handlers
+        #: What this side declares in ``capabilities.extensions`` (where its revision has it).
+        self.extensions = checked_extensions(extensions)
         self.builtins = builtins
         self.package = package
         self.request_timeout = request_timeout
@@ -99,6 +107,7 @@ class Session:
         self._routes: dict[str, tuple[Any, tuple[Any, Any, Any, bool, bool]]] = {}
         self.deadlines = Deadlines()
         self._expected: dict[int, tuple[type, ...]] = {}
+        telemetry.active()  # decided (and imported, if on) now, not in the first request
 
     def own_spec(self, negotiated: Any, kind: str) -> Any:
         """The spec of the same method in the package the user's code is typed with, so
@@ -163,6 +172,7 @@ class Session:
                     flag = gate.path[-1]
                     if flag == "listChanged" and gate.path[0] in set(list_changed):
                         declare(capabilities, gate.path, model)
+        declare_extensions(capabilities, self.extensions, model)
         self.own_capabilities = capabilities
 
     def _declare_variants(self, capabilities: dict[str, Any], spec: Any, model: Any) -> None:
@@ -216,6 +226,15 @@ class Session:
         return route
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """The engine's entry: :meth:`handle_request` inside the request's SERVER span
+        when tracing is on (:mod:`.telemetry`)."""
+        traced = telemetry.active()
+        if traced is None:
+            return await self.handle_request(method, params, request_id)
+        return await traced.serve(self, method, params, request_id, self.handle_request)
+
+    async def handle_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        """Validate, route and answer one request from the peer."""
         negotiated, spec, handler, as_is, users = self.route(method)
         try:
             typed = spec.validate_params(params)
@@ -436,7 +455,20 @@ class Session:
         """Send one request and await its raw answer, within ``limit`` seconds (0 or None:
         no limit). When the caller gives up, or the time runs out (:class:`TimeoutError`),
         the peer is told so (:meth:`cancel_sent`). ``options``: progress for the call, and a
-        deadline that progress pushes out (:class:`~.deadlines.RequestOptions`)."""
+        deadline that progress pushes out (:class:`~.deadlines.RequestOptions`). With
+        tracing on, inside the request's CLIENT span, its context in ``_meta``."""
+        traced = telemetry.active()
+        if traced is None:
+            return await self._exchange(engine, method, wire, request_id, limit, options)
+        return await traced.call(
+            self, method, wire, request_id,
+            lambda sent: self._exchange(engine, method, sent, request_id, limit, options),
+        )
+
+    async def _exchange(
+        self, engine: Any, method: str, wire: Any, request_id: RequestId, limit: float | None,
+        options: RequestOptions | None,
+    ) -> Any:
         if options is not None and options.wants_progress:
             return await self._exchange_with_progress(engine, method, wire, request_id, limit, options)
         if not limit:

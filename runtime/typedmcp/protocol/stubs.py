@@ -8,6 +8,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 from typing_extensions import Self
 
+from . import telemetry
 from .deadlines import RequestOptions
 from .spec import NotificationSpec, RequestSpec
 
@@ -228,7 +229,10 @@ class RequestContext(Generic[PeerT]):
             await self.hooks.report_progress(self, progress, total, message)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send a log message to the peer if its log level lets it through."""
+        """Send a log message to the peer if its log level lets it through; with tracing
+        configured it is also a Python log record, in the request's span (what the
+        deprecated Logging maps onto: :func:`.telemetry.log_record`)."""
+        telemetry.log_record(level, data, logger)
         if self.hooks is not None:
             await self.hooks.log(self, level, data, logger)
 

@@ -16,6 +16,17 @@ from ..engine.jsonrpc import ECHO_LIMIT, clip
 Validator = Any
 
 
+class OutputChecked:
+    """Mixed into a ``CallToolResult`` class whose instances are built only from a value
+    already validated against the tool's declared output, and dumped by the same types its
+    ``outputSchema`` was derived from (``typedmcp.app`` does so): the server sends such a
+    result without checking its ``structuredContent`` against the schema a second time.
+    Any other result (a hand-written handler's, a ``CallToolResult`` a tool returns itself)
+    is checked."""
+
+    __slots__ = ()
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -253,6 +253,8 @@ class RedisState:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(*self._handlers)
+                if pubsub.connection is not None:  # (redis-py reconnects it by itself)
+                    pubsub.connection.register_connect_callback(self._bus_reconnected)
                 self._pubsub = pubsub
                 self.epoch += 1
                 self.up = True
@@ -263,11 +265,7 @@ class RedisState:
                         time.monotonic() - self._down_since,
                     )
                     self._down_since = None
-                    for callback in list(self._reconnected):
-                        try:
-                            callback()
-                        except Exception:
-                            logger.exception("a shared-state store failed to catch up after an outage")
+                    self._catch_up()
                 delay = 0.05
                 heard = time.monotonic()
                 while True:
@@ -304,6 +302,22 @@ class RedisState:
                     await pubsub.aclose()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+    def _bus_reconnected(self, connection: object) -> None:
+        """redis-py reconnected the bus on its own (a killed connection, a failover) and
+        subscribed again: what was published meanwhile is lost, so the epoch moves on (no
+        copy made before is trusted) and the stores catch up as after an outage."""
+        self.epoch += 1
+        logger.warning("the bus connection to Redis was re-established; messages sent meanwhile may be lost")
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Run the :meth:`on_reconnect` callbacks (a failing one is logged)."""
+        for callback in list(self._reconnected):
+            try:
+                callback()
+            except Exception:
+                logger.exception("a shared-state store failed to catch up after an outage")
 
     async def _heartbeat(self) -> None:
         key = self.key("worker", self.worker)

@@ -18,6 +18,7 @@ from ..protocol.meta import (
     UNSUPPORTED_PROTOCOL_VERSION,
     modern_meta,
 )
+from ..protocol.middleware import stateless_context
 from ..protocol.packages import ProtocolPackage, generated_beside, package_of, with_bundled_eras
 from ..protocol.results import json_data
 from ..protocol.server import ServerSession
@@ -128,11 +129,27 @@ class EraRouter:
                 await legacy.on_notification(method, params)
                 return
             engine = (self.legacy or self.modern).engine  # type: ignore[union-attr]
-            if engine is not None and isinstance(params, dict):
-                engine.cancel_incoming(params.get("requestId"))
+            modern = self.modern
+            if modern is not None and modern.middleware is not None:  # (a stateless-era cancel)
+
+                async def cancel(ctx: Any) -> None:
+                    _cancel_incoming(engine, ctx.params)
+
+                meta = modern_meta(params)
+                version = meta.get(PROTOCOL_VERSION_KEY) if meta is not None else None
+                await modern.middleware.run(stateless_context(modern, method, params, None, version), cancel)
+                return
+            _cancel_incoming(engine, params)
             return
         if self.legacy is not None:
             await self.legacy.on_notification(method, params)
+
+
+def _cancel_incoming(engine: Any, params: Any) -> None:
+    """Cancel the request a ``notifications/cancelled`` names (stateless era, or before
+    the handshake)."""
+    if engine is not None and isinstance(params, dict):
+        engine.cancel_incoming(params.get("requestId"))
 
 
 def refuse_stateless(package: str, supported: list[str], params: Any) -> RpcError:

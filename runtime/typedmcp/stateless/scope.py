@@ -30,7 +30,7 @@ class RequestScope:
 
     __slots__ = (
         "answers", "arguments", "asked", "calls", "emit", "meta", "method", "name",
-        "principal", "request_id", "resumed", "single_use", "used",
+        "principal", "request_id", "resumed", "single_use", "task", "tasks", "used",
     )
 
     def __init__(
@@ -54,6 +54,8 @@ class RequestScope:
         self.used: set[str] = set()  # input keys used by this run of the handler
         self.calls = 0
         self.resumed = False  # a requestState came with the request and passed its check
+        self.tasks: Any = None  # the tasks extension's registry, when the server serves it
+        self.task: Any = None  # the extension task this handler's work now runs as
 
     @property
     def client_capabilities(self) -> dict[str, Any]:

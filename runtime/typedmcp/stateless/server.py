@@ -43,7 +43,9 @@ from ..engine.jsonrpc import (
     RpcError,
     quoted,
 )
-from ..protocol.capabilities import declare, has_capability, unmet_capability
+from ..protocol import telemetry
+from ..protocol.capabilities import declare, has_capability, require_client_capabilities
+from ..protocol.extensions import TASKS_EXTENSION
 from ..protocol.feed import CHANGE_NOTIFICATIONS, RESOURCE_UPDATED, ChangeFeed
 from ..protocol.meta import (
     ACKNOWLEDGED,
@@ -53,7 +55,6 @@ from ..protocol.meta import (
     INPUT_REQUIRED,
     INPUT_REQUIRED_METHODS,
     LOG_LEVEL_KEY,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
     NAME_PARAM,
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
@@ -64,7 +65,9 @@ from ..protocol.packages import ProtocolPackage, generated_beside, package_of, s
 from ..protocol.results import describe, plain, to_wire, validate_any_result
 from ..protocol.server import ServerSession
 from ..protocol.stubs import RequestContext
+from .chain import serve_through_chain
 from .scope import Emit, InputRequired, RequestScope, _input_key, _scope, current_scope
+from .tasks import TASK_METHODS, TaskRegistry, TaskStarted
 from .sealing import (
     DEFAULT_STATE_TTL,
     MemoryUsedStates,
@@ -133,13 +136,15 @@ class InputSender:
         assert server.package is not None
         negotiated = server.package.dispatch.REQUESTS[method]
         wire = plain(dict(params)) if params else {}
-        self._require_capabilities(method, negotiated, wire)
+        require_client_capabilities(self.scope.client_capabilities, method, negotiated, wire)
         negotiated.validate_params(wire)
         scope.calls += 1
         key = _input_key.get() or f"{INPUT_KIND[method]}-{scope.calls}"
         if key in scope.used:
             raise CapabilityError(f"input key {quoted(key)} is used twice in one request")
         scope.used.add(key)
+        if key not in scope.answers and scope.task is not None:  # a task waits (tasks/update)
+            scope.answers[key] = await scope.task.ask(key, {"method": method, "params": wire})
         if key in scope.answers:
             try:
                 return validate_any_result(server.own_spec(negotiated, "request"), scope.answers[key])
@@ -151,28 +156,6 @@ class InputSender:
                 ) from None
         scope.asked[key] = {"method": method, "params": wire}
         raise InputRequired
-
-    def _require_capabilities(self, method: str, spec: Any, params: Mapping[str, Any]) -> None:
-        """-32021 when this request's client capabilities do not allow the input request."""
-        capabilities = self.scope.client_capabilities
-        required: dict[str, Any] = {}
-        for gate in spec.gates:
-            if gate.side == "client" and not has_capability(capabilities, gate.path):
-                declare(required, gate.path)
-        missing = None if required else unmet_capability(spec, params, capabilities)
-        if missing is not None:  # a form of the params the client did not declare (URL mode)
-            declare(required, missing)
-        if method == "sampling/createMessage" and params.get("tools") and not has_capability(
-            capabilities, ("sampling", "tools")
-        ):
-            declare(required, ("sampling", "tools"))
-        if required:
-            names = ", ".join(sorted(required))
-            raise RpcError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"Missing required client capability: {names} (needed for {method})",
-                {"requiredCapabilities": required},
-            )
 
     async def send_notification(self, spec: Any, params: Mapping[str, Any] | None) -> None:
         method = spec.method
@@ -243,6 +226,8 @@ class StatelessServer(ServerSession):
         self.cache = cache or CachePolicy()
         self.server_info_in_results = server_info_in_results
         self.builtins = StatelessBuiltins(self)
+        #: The tasks extension's tasks (SEP-2663), when the server declares it.
+        self.task_registry = TaskRegistry() if TASKS_EXTENSION in self.extensions else None
         self.derive_capabilities(self.package, self.list_changed)
         if has_capability(self.own_capabilities, ("resources",)) and (
             resource_subscriptions or self._user_handler("subscribe") is not None
@@ -276,6 +261,8 @@ class StatelessServer(ServerSession):
         """End open ``subscriptions/listen`` streams gracefully (final result), and any
         opened later at once."""
         self._closed = True
+        if self.task_registry is not None:
+            self.task_registry.close()
         self.end_listens()
         super().close()
 
@@ -340,25 +327,32 @@ class StatelessServer(ServerSession):
             await self.engine.notify(method, params)
 
     async def serve_request(
-        self,
-        method: str,
-        params: Any,
-        request_id: RequestId,
-        emit: Emit,
-        *,
-        principal: Any = None,
-        checked: bool = False,
-        json_ready: bool = False,
+        self, method: str, params: Any, request_id: RequestId, emit: Emit, *,
+        principal: Any = None, checked: bool = False, json_ready: bool = False,
     ) -> Any:
         """Serve one request; ``emit`` sends its request-scoped notifications.
 
         ``checked``: the caller (HTTP) already ran the _meta and version checks.
         ``json_ready``: the answer is handed over as is, with no encoding step after it
-        (``connect_direct``), so it must already be plain JSON data.
-        """
+        (``connect_direct``), so it must already be plain JSON data. Telemetry
+        (``protocol/telemetry``), then the middleware chain (:func:`serve_through_chain`),
+        run around it all."""
+        traced = telemetry.active()
+        if traced is None:
+            return await serve_through_chain(self, method, params, request_id, emit, principal, checked, json_ready)
+        return await traced.serve(self, method, params, request_id, lambda m, p, i: serve_through_chain(
+            self, m, p, i, emit, principal, checked, json_ready))
+
+    async def _serve_request(
+        self, method: str, params: Any, request_id: RequestId, emit: Emit,
+        principal: Any, checked: bool, json_ready: bool,
+    ) -> Any:
         meta = params["_meta"] if checked else self.checked_meta(params)
+        if method in TASK_METHODS and self.task_registry is not None:  # the tasks extension
+            return self._with_server_info(self.task_registry.serve(method, params, principal))
         self.route(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)
+        scope.tasks = self.task_registry
         if method in INPUT_REQUIRED_METHODS:
             scope.name = params.get(NAME_PARAM[method])
             scope.arguments = params.get("arguments")
@@ -371,6 +365,8 @@ class StatelessServer(ServerSession):
                 result = await self._serve(method, params, request_id)
             except InputRequired:
                 return self._input_required(scope, params)
+            except TaskStarted as started:
+                return self._with_server_info(started.created)
             except RpcError as error:
                 if error.code in RETIRED_CODES:
                     raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None

@@ -35,7 +35,7 @@ from pydantic_core import from_json, to_json
 
 from ..engine.jsonrpc import ConnectionClosed
 from ..protocol.errors import AuthRequired, HttpError
-from .http_headers import REQUEST_HEADERS
+from .http_headers import CALL_HEADERS, REQUEST_HEADERS
 from .http_wire import BrokenReply, HttpOptions, ServerUnreachable
 
 if TYPE_CHECKING:
@@ -179,6 +179,9 @@ class HttpClientTransport:
     for, and a reply stream that ends without the response fails the request.
     """
 
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
+
     def __init__(
         self,
         url: str,
@@ -239,6 +242,9 @@ class HttpClientTransport:
             extra = REQUEST_HEADERS.get()
             if extra:
                 headers.update(extra)
+        per_call = CALL_HEADERS.get()
+        if per_call:
+            headers.update(per_call)
         try:
             response = await authorized_request(self.http, self.auth, "POST", data, headers)
         except BrokenReply as error:  # (ServerUnreachable: nothing was sent; it goes up)

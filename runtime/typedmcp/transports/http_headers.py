@@ -16,6 +16,10 @@ REQUEST_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar(
     "mcp_request_headers", default=None
 )
 
+#: Extra headers for the POST of one call, any era (the host's interceptors set them
+#: around a call; the transport's ``send`` runs in the caller's task, so it sees them).
+CALL_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar("mcp_call_headers", default=None)
+
 
 ParamHeaders = dict[tuple[str, ...], str]
 """Where a tool's ``x-mcp-header`` parameters sit in its arguments -> their header token."""

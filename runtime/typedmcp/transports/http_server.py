@@ -39,7 +39,9 @@ from .asgi import (
     respond_error,
     respond_json,
 )
+from .access_gate import refused_post
 from .events import EventStore, MemoryEventStore
+from .http_auth import authenticate
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
 from .http_shared import HttpSession, SessionTable, SharedSessions, SharedState
@@ -245,29 +247,10 @@ class HttpApp(Mountable):
         return None
 
     async def _authenticated(self, scope: Scope, headers: dict[str, str], send: Send) -> Any:
-        """The principal of a valid bearer token; else None, after answering 401."""
+        """The principal of a valid bearer token; else None, after answering 401 or 503."""
         assert self.auth is not None
-        authorization = headers.get("authorization", "")
-        token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
-        principal = None
-        if token:
-            principal = self.auth.verify(token)
-            if asyncio.iscoroutine(principal):
-                principal = await principal
-        if principal is not None:
-            scope.setdefault("state", {})["mcp_principal"] = principal
-            return principal
         metadata_url = origin_of(scope, headers) + self.public_metadata_path(mount_prefix(scope))
-        challenge = f'Bearer resource_metadata="{metadata_url}"'
-        if token:
-            challenge += ', error="invalid_token"'
-        await respond_error(
-            send,
-            401,
-            RpcError(INVALID_REQUEST, "Unauthorized: a valid bearer token is required"),
-            [(b"www-authenticate", challenge.encode("latin-1"))],
-        )
-        return None
+        return await authenticate(self.auth, scope, headers, send, metadata_url)
 
     def _session_for(
         self, headers: dict[str, str], principal: Any
@@ -353,6 +336,8 @@ class HttpApp(Mountable):
         except ValueError as exc:
             await respond_error(send, 400, parse_error(body, exc))
             return
+        if principal is not None and await refused_post(self, scope, headers, message, principal, send):
+            return  # 403: the token may not do this (before any handler runs)
         if self.modern is not None and (
             self.make_session is None
             or claims(headers, message, self.legacy_versions, self.modern.versions)

@@ -28,6 +28,7 @@ from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
 from ..protocol.server import ServerSession
+from .access_gate import refused_access
 from .asgi import (
     SSE_HEADERS,
     Receive,
@@ -76,6 +77,8 @@ class SseHost(Protocol):
 
     def owner(self, scope: Scope, principal: Any) -> Any: ...
 
+    def public_metadata_path(self, prefix: str = "") -> str: ...
+
 
 @dataclass(frozen=True)
 class SsePaths:
@@ -88,6 +91,11 @@ class SsePaths:
 class SseConnection:
     """One SSE stream: its server session and engine. It is the engine's transport:
     ``receive`` yields what the client POSTs, ``send`` queues what goes out on the stream."""
+
+    #: What the server middleware context calls this transport.
+    transport_name = "sse"
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
 
     def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
         self.key = key
@@ -105,6 +113,11 @@ class SseConnection:
             eof_grace=0,  # the stream is gone: running handlers are cancelled at once
         )
         server.engine = self.engine
+
+    @property
+    def session_id(self) -> str:
+        """The stream's key (its ``session_id`` query parameter): its session's id."""
+        return self.key
 
     async def receive(self) -> bytes | None:
         return await self.inbox.get()
@@ -167,6 +180,7 @@ class SseEndpoint:
         # (429) rather than cutting another of its streams, and it cannot fill the server.
         self.max_connections_per_client = app.max_sessions_per_client
         self.owner_of = app.owner
+        self.host = app  # (where a 403's challenge points: its protected-resource metadata)
         self.connections: dict[str, SseConnection] = {}
         self._engines: set[asyncio.Future[None]] = set()
         probe = self.make_session()
@@ -290,6 +304,11 @@ class SseEndpoint:
         if problem is not None:
             await respond_error(send, 400, problem)
             return
+        policy = connection.server.access_policy
+        if policy and principal is not None and await refused_access(
+            self.host, scope, headers, policy, from_json(body), principal, send
+        ):
+            return  # 403: the token may not do this (nothing reached the stream)
         await connection.inbox.put(body)
         await respond(send, 202, b"", None)
 

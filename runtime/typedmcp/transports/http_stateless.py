@@ -61,6 +61,7 @@ from ..protocol.meta import (
 )
 from ..stateless.scope import RequestScope, _scope
 from ..stateless.server import StatelessServer
+from ..stateless.tasks import TASK_ID, TASK_METHODS
 from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
 
 logger = logging.getLogger("typedmcp")
@@ -87,6 +88,8 @@ class ModernEndpoint:
 
     def __init__(self, server: StatelessServer, *, keepalive_seconds: float = 15.0) -> None:
         self.server = server
+        server.transport_name = "streamable-http"  # (what its middleware context says)
+        server.network_transport = "tcp"  # for its telemetry: it serves over HTTP here
         self.keepalive_seconds = keepalive_seconds
         self._inflight: set[asyncio.Task[Any]] = set()
         # Called with (principal, request id) for a cancel that reached no request here
@@ -153,7 +156,8 @@ class ModernEndpoint:
         server = self.server
         version_header = headers.get(VERSION_HEADER)
         method_header = headers.get(METHOD_HEADER)
-        name_key = NAME_PARAM.get(method)
+        extension_method = method in TASK_METHODS and server.task_registry is not None
+        name_key = TASK_ID if extension_method else NAME_PARAM.get(method)
         name_header = headers.get(NAME_HEADER)
         missing = [
             name
@@ -184,7 +188,8 @@ class ModernEndpoint:
             if name != params.get(name_key):
                 raise _mismatch(f"Mcp-Name {quoted(name)} differs from params.{name_key}")
         server.check_version(meta)
-        server.request_spec(method)
+        if not extension_method:
+            server.request_spec(method)
         if method == "tools/call":
             await self._check_param_headers(headers, params)
 

@@ -164,6 +164,11 @@ class SessionTransport:
     stream, and an id from another session never matches one of ours.
     """
 
+    #: What the server middleware context calls this transport.
+    transport_name = "streamable-http"
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
+
     def __init__(
         self,
         session_id: str,

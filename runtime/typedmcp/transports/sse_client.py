@@ -24,6 +24,7 @@ from urllib.parse import urljoin, urlsplit
 from ..protocol.client import ClientSession
 from ..protocol.errors import AuthRequired, HttpError
 from .http_client import HttpAuth, ResponseLost, authorized_request, open_client, with_bearer
+from .http_headers import CALL_HEADERS
 from .http_wire import BrokenReply, HttpOptions, SseEvent
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ class SseHandshakeError(ConnectionError):
 
 class SseClientTransport:
     """The client side of HTTP+SSE as an engine transport: call :meth:`open` first."""
+
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "tcp"
 
     def __init__(
         self,
@@ -134,9 +138,8 @@ class SseClientTransport:
         assert http is not None, "open() the transport first"
         response: aiohttp.ClientResponse | None = None
         try:
-            response = await authorized_request(
-                http, self.auth, "POST", data, {"Content-Type": "application/json"}
-            )
+            headers = {"Content-Type": "application/json", **(CALL_HEADERS.get() or {})}
+            response = await authorized_request(http, self.auth, "POST", data, headers)
             body = await http.read(response)
         except BrokenReply as error:  # (ServerUnreachable: nothing was sent; it goes up)
             raise ResponseLost(

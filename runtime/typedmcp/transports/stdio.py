@@ -95,6 +95,11 @@ class LineReader(asyncio.StreamReader):
 class LineTransport:
     """One JSON-RPC message per line over an asyncio reader/writer pair."""
 
+    #: What the server middleware context calls this transport.
+    transport_name = "stdio"
+    #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
+    network_transport = "pipe"
+
     def __init__(
         self,
         reader: asyncio.StreamReader,
