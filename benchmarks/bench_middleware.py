@@ -84,12 +84,12 @@ def check_bypassed(active: bool) -> Any:
     if not active:
         yield
         return
-    original = ServerSession.on_request
-    ServerSession.on_request = ServerSession._dispatch  # type: ignore[method-assign]
+    original = ServerSession.handle_request
+    ServerSession.handle_request = ServerSession._dispatch  # type: ignore[method-assign]
     try:
         yield
     finally:
-        ServerSession.on_request = original  # type: ignore[method-assign]
+        ServerSession.handle_request = original  # type: ignore[method-assign]
 
 
 async def timed(client: Any, calls: int, clock: Callable[[], float], bypass: bool) -> float:

@@ -113,6 +113,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "redis>=5.0; extra == \"redis\"",
         "typing-extensions>=4.12",
         "uvicorn>=0.30; extra == \"http\"",
+        "uvloop>=0.19; (sys_platform != \"win32\" and platform_python_implementation == \"CPython\") and extra == \"http\"",
     ]
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
     assert "mcp-host = typedmcp.host.cli:main" in entry_points

@@ -2,13 +2,15 @@
 
 The socket is bound here to port 0 and handed to uvicorn, so there is no race for the port;
 ``PORT <n>`` is printed on stdout once uvicorn has started. Both servers get the same uvicorn
-settings: the ``httptools`` HTTP parser, the asyncio loop, no access log; and with
+settings: the ``httptools`` HTTP parser, the asyncio loop (or the one ``BENCH_UVICORN_LOOP``
+names: ``uvloop``), no access log; and with
 ``--tls CERT KEY`` on the peer's command line, TLS with that certificate (the HTTPS rows).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 from typing import Any
@@ -24,6 +26,9 @@ SESSION_LIMITS = (
     f"default, set on ours), none tighter per client (ours set to {MAX_SESSIONS:,}; the SDK "
     "has no per-client cap), idle sessions expire after 1,800 s (both defaults)"
 )
+
+
+LOOP = os.environ.get("BENCH_UVICORN_LOOP", "asyncio")
 
 
 def tls_files(argv: list[str]) -> dict[str, str]:
@@ -46,7 +51,7 @@ def serve_on_free_port(app: Any) -> None:
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        loop="asyncio",
+        loop=LOOP,  # type: ignore[arg-type]
         http="httptools",
         lifespan="on",
         log_level="warning",
@@ -65,5 +70,10 @@ def serve_on_free_port(app: Any) -> None:
         print(f"PORT {port}", flush=True)
         await task
 
-    asyncio.run(run())
+    if LOOP == "uvloop":  # (serve() runs in the loop given here: Config's loop is not used)
+        import uvloop
+
+        uvloop.run(run())
+    else:
+        asyncio.run(run())
     sys.stdout.flush()

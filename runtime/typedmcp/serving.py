@@ -8,12 +8,12 @@ them.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from .engine import loops
 from .engine.jsonrpc import Engine
 from .protocol.access import access_policy_of
 from .protocol.options import check_options, keyword_parameters
@@ -99,11 +99,14 @@ async def serve_stdio(
 def run_stdio(handlers: object, **options: Any) -> None:
     """Blocking entry point: ``run_stdio(Weather())`` in a server script.
 
+    It runs on uvloop when uvloop is installed (``typedmcp[http]`` brings it);
+    ``TYPEDMCP_LOOP=asyncio`` keeps asyncio's own loop (see :mod:`typedmcp.engine.loops`).
+
     An unknown option (``server_inf=``) raises :class:`~typedmcp.protocol.options.UnknownOptionError`
     here, naming the closest valid one."""
     check_options("run_stdio", options, {*server_options(), "max_message_bytes"})
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(serve_stdio(handlers, **options))
+    loops.run(serve_stdio(handlers, **options))
 
 
 def http_app(handlers: object, *, path: str = "/mcp", **options: Any) -> HttpApp:

@@ -72,6 +72,22 @@ class _EagerStart(collections.abc.Coroutine[Any, Any, Any]):
         raise TypeError("driven by its task only")
 
 
+def returned_at_once(task: asyncio.Future[Any]) -> bool:
+    """Whether ``task``'s coroutine already returned in the first step :func:`start_eagerly`
+    ran (its task is done once the loop steps it, with nothing left to wait for). Asked
+    right after :func:`start_eagerly`, before the loop runs again; False otherwise (a task
+    that suspended or raised, or one started without an eager step, as on Python 3.10)."""
+    wrapper = task.get_coro() if isinstance(task, asyncio.Task) else None
+    return isinstance(wrapper, _EagerStart) and wrapper._state == 2
+
+
+def returned_value(task: asyncio.Task[Any]) -> Any:
+    """What the coroutine of a task :func:`returned_at_once` returned."""
+    wrapper = task.get_coro()
+    assert isinstance(wrapper, _EagerStart) and wrapper._state == 2
+    return wrapper._value
+
+
 def start_eagerly(
     coro: Coroutine[Any, Any, Any], register: Callable[[asyncio.Task[Any]], None]
 ) -> asyncio.Task[Any]:

@@ -4,6 +4,7 @@ an app does to the process at start-up."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -26,7 +27,10 @@ SSE_HEADERS = [
 ]
 
 
+@functools.lru_cache(maxsize=256)
 def accepts(accept: str, media_type: str) -> bool:
+    """Whether an Accept header lists ``media_type`` (or its ``type/*``, or ``*/*``).
+    Remembered per header value: clients send the same one on every request."""
     kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
     major = media_type.split("/")[0]
     return bool(kinds & {media_type, f"{major}/*", "*/*"})

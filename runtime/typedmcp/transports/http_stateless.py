@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..engine.eager import returned_at_once, returned_value, start_eagerly
 from ..engine.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -33,6 +34,7 @@ from ..engine.jsonrpc import (
     RpcError,
     encode,
     encode_error,
+    encode_id,
     encoded_answer,
     is_request_id,
     quoted,
@@ -234,15 +236,19 @@ class ModernEndpoint:
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
         emit: Callable[[str, Any], Awaitable[None]],
     ) -> asyncio.Task[bytes]:
+        """The request's task, its first step run at once (:func:`start_eagerly`): a handler
+        that needs no I/O has answered when this returns (see :func:`returned_at_once`)."""
         answer = self.server.serve_request(
             method, params, request_id, emit, principal=principal, checked=True
         )
-        task = asyncio.ensure_future(encoded_answer(request_id, method, answer))
-        if principal is not None:  # only an authenticated client can cancel by id (see _cancel)
-            task.mcp_owner = (principal, request_id)  # type: ignore[attr-defined]
-            self._inflight.add(task)
-            task.add_done_callback(self._inflight.discard)
-        return task
+
+        def register(task: asyncio.Task[Any]) -> None:
+            if principal is not None:  # only an authenticated client can cancel by id (see _cancel)
+                task.mcp_owner = (principal, request_id)  # type: ignore[attr-defined]
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+
+        return start_eagerly(encoded_answer(request_id, method, answer), register)
 
     def _cancel(
         self, principal: Any, request_id: Any, *, match: Callable[[Any], bool] | None = None
@@ -267,6 +273,10 @@ class ModernEndpoint:
         receive: Receive, send: Send,
     ) -> None:
         task = self._start(request_id, method, params, principal, _no_emit)
+        if returned_at_once(task):  # answered already: no hang-up left to watch for
+            reply: bytes = returned_value(task)
+            await respond(send, _status_of(reply, request_id), reply, "application/json")
+            return
         hangup = asyncio.ensure_future(disconnected(receive))
         try:
             await asyncio.wait({task, hangup}, return_when=asyncio.FIRST_COMPLETED)
@@ -280,11 +290,11 @@ class ModernEndpoint:
             with contextlib.suppress(BaseException):
                 await task
             return
-        reply = _reply_of(task, request_id)
-        if reply is None:
+        answered = _reply_of(task, request_id)
+        if answered is None:
             await _respond_no_content(send)
             return
-        await respond(send, _status_of(reply), reply, "application/json")
+        await respond(send, _status_of(answered, request_id), answered, "application/json")
 
     async def _stream(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
@@ -324,7 +334,7 @@ class ModernEndpoint:
                     if reply is None:
                         await _respond_no_content(send)
                     else:
-                        await respond(send, _status_of(reply), reply, "application/json")
+                        await respond(send, _status_of(reply, request_id), reply, "application/json")
                     return
                 if not started:
                     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -401,7 +411,13 @@ def _same(header_value: str, body_value: Any) -> bool:
     return False
 
 
-def _status_of(reply: bytes) -> int:
+def _status_of(reply: bytes, request_id: Any) -> int:
+    """The HTTP status of a JSON reply: 200 for a result (known by the prefix the encoder
+    writes, without parsing the reply), else by its error code."""
+    if is_request_id(request_id) and reply.startswith(
+        b'{"jsonrpc":"2.0","id":' + encode_id(request_id) + b',"result":'
+    ):
+        return 200
     code = error_code(reply)
     if code is None:
         return 200
