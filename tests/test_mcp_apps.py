@@ -252,3 +252,34 @@ def test_ui_errors_are_value_errors() -> None:
         ui_tool_meta("ui://a", visibility=[])
     assert issubclass(UiError, ValueError)
     assert Path(EXTENSIONS / "ext-apps" / "LICENSE").is_file()
+
+
+class LowLevelBoard(v2025_11_25.server.ServerHandlers):
+    """A server of low-level handlers using the helpers for the tool's ``_meta`` and the contents."""
+
+    async def list_tools(self, params: Any, ctx: Any) -> Any:
+        tool = {
+            "name": "show_board", "inputSchema": {"type": "object"},
+            "_meta": ui_tool_meta("ui://low/board", visibility=["model"]),
+        }
+        return v2025_11_25.models.ListToolsResult(tools=[v2025_11_25.models.Tool.model_validate(tool)])
+
+    async def read_resource(self, params: Any, ctx: Any) -> Any:
+        meta = UiResourceMeta(csp=UiCsp(connect_domains=("https://api.example.com",)), permissions=frozenset({"camera"}))
+        contents = ui_resource_contents(params.uri, BOARD, meta)
+        return v2025_11_25.models.ReadResourceResult.model_validate({"contents": [contents]})
+
+
+@pytest.mark.parametrize("package", [v2025_11_25, v2026_07_28], ids=lambda package: package.PROTOCOL_VERSION)
+def test_low_level_handlers_serve_a_ui_a_client_reads(package: Any) -> None:
+    async def scenario() -> tuple[dict[str, Any], Any]:
+        async with connect_memory(LowLevelBoard(), protocol=package) as client:
+            (tool,) = (await client.list_tools()).tools
+            return tool.model_dump(by_alias=True, exclude_none=True), await ui_resource_for(client, tool)
+
+    tool, found = asyncio.run(scenario())
+    check_against("McpUiToolMeta", tool["_meta"]["ui"])
+    assert tool["_meta"]["ui"] == {"resourceUri": "ui://low/board", "visibility": ["model"]}
+    assert found.html == BOARD
+    assert found.meta.permissions == frozenset({"camera"})
+    check_against("McpUiResourceMeta", UiResourceMeta(permissions=found.meta.permissions, csp=found.meta.csp).to_wire())

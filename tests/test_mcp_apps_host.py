@@ -56,6 +56,10 @@ async def test_the_host_reads_a_tools_ui_from_the_tools_own_server() -> None:
             assert beta.mime_type == RESOURCE_MIME_TYPE
             assert beta.meta.permissions == frozenset({"clipboardWrite"})
             assert beta.meta.prefers_border is True
+            offered = {item["function"]["name"] for item in host.function_definitions()}
+            assert {"alpha__show_board", "beta__show_board"} <= offered
+            assert not offered & {"alpha__move_note", "beta__move_note"}  # app-only: not for the model
+            assert "beta__move_note" in tools  # still listed and callable (by the app)
             with pytest.raises(UnknownTool, match="no tool named 'nope'"):
                 await host.ui_resource_for("nope")
 

@@ -5,11 +5,12 @@ resource URIs are not renamed, so a gateway client reads ``ui://`` resources unc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ..protocol.apps import UiResource, tool_ui_resource_uri, ui_resource_from_result
+from ..protocol.apps import UiResource, tool_ui_resource_uri, tool_ui_visibility, ui_resource_from_result
 from .errors import UnknownTool
-from .registry import Registry
+from .registry import Registry, ToolEntry
 
 
 class RoutingHost(Protocol):
@@ -31,3 +32,9 @@ async def ui_resource_for_tool(host: RoutingHost, name: str, *, timeout: float |
         return None
     result = await host.read_resource(uri, server=entry.server, timeout=timeout)
     return ui_resource_from_result(uri, result)
+
+
+def model_visible(entries: Iterable[ToolEntry]) -> list[ToolEntry]:
+    """The tools a model may be offered: all but those whose ``_meta.ui.visibility`` leaves out
+    ``"model"`` (the extension's app-only tools, called by their UI alone)."""
+    return [entry for entry in entries if "model" in tool_ui_visibility(entry.definition)]
