@@ -250,6 +250,9 @@ def test_a_ui_function_returning_no_html_is_a_clear_error() -> None:
 def test_ui_errors_are_value_errors() -> None:
     with pytest.raises(UiError):
         ui_tool_meta("ui://a", visibility=[])
+    with pytest.raises(UiError, match="list of origins"):
+        UiCsp(connect_domains="https://a")  # type: ignore[arg-type]
+    assert UiCsp(connect_domains=["https://a"]) == UiCsp(connect_domains=("https://a",))
     assert issubclass(UiError, ValueError)
     assert Path(EXTENSIONS / "ext-apps" / "LICENSE").is_file()
 

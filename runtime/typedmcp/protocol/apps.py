@@ -53,10 +53,17 @@ class UiCsp:
     scripts, styles, fonts, media; ``frame_domains``: nested iframes; ``base_uri_domains``:
     ``base-uri``."""
 
-    connect_domains: tuple[str, ...] = ()
-    resource_domains: tuple[str, ...] = ()
-    frame_domains: tuple[str, ...] = ()
-    base_uri_domains: tuple[str, ...] = ()
+    connect_domains: Sequence[str] = ()
+    resource_domains: Sequence[str] = ()
+    frame_domains: Sequence[str] = ()
+    base_uri_domains: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("connect_domains", "resource_domains", "frame_domains", "base_uri_domains"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+                raise UiError(f"UiCsp({name}=...) takes a list of origins, like ['https://api.example.com'] (got {value!r})")
+            object.__setattr__(self, name, tuple(value))  # frozen and hashable, whatever was passed
 
     def to_wire(self) -> dict[str, list[str]]:
         """The ``csp`` object (only the lists that are set)."""
