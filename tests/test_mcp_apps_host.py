@@ -110,6 +110,35 @@ async def test_the_gateway_passes_the_ui_through_to_the_sdk_client(one_server_co
             await sdk_sees_the_ui(session, "board__show_board")
 
 
+@pytest.fixture
+def two_servers_config(tmp_path: Path) -> Path:
+    import json
+
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": SERVERS}))
+    return path
+
+
+async def test_the_gateway_keeps_each_servers_view_when_two_share_a_ui_uri(two_servers_config: Path) -> None:
+    """Both servers serve ui://notes/board: through the gateway each one's tools link (and read)
+    its own copy, ui://alpha/notes/board and ui://beta/notes/board."""
+    with anyio.fail_after(LIMIT):
+        async with sdk_session(gateway_command(two_servers_config)) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            listed = {resource.uri for resource in (await session.list_resources()).resources}
+            assert {"ui://alpha/notes/board", "ui://beta/notes/board"} <= {str(uri) for uri in listed}
+            for server, heading in (("alpha", "Alpha board"), ("beta", "Beta board")):
+                meta = tools[f"{server}__show_board"].meta
+                assert meta is not None
+                uri = meta["ui"]["resourceUri"]
+                assert uri == f"ui://{server}/notes/board" and meta["ui/resourceUri"] == uri
+                assert tools[f"{server}__move_note"].meta["ui"] == {"resourceUri": uri, "visibility": ["app"]}  # type: ignore[index]
+                (contents,) = (await session.read_resource(uri)).contents
+                assert heading in getattr(contents, "text", "")
+                assert str(contents.uri) == uri
+                assert contents.mime_type == RESOURCE_MIME_TYPE
+
+
 @pytest.mark.parametrize("package", [v2025_11_25, v2026_07_28], ids=lambda package: package.PROTOCOL_VERSION)
 async def test_the_gateway_passes_the_ui_through_to_our_client(one_server_config: Path, package: Any) -> None:
     with anyio.fail_after(LIMIT):
