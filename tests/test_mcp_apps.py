@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from mcp_generated import v2024_11_05, v2025_03_26, v2025_06_18, v2025_11_25, v2026_07_28
-from typedmcp.app import DeclarationError, McpApp, UiCsp, UiLink
+from typedmcp.app import Context, DeclarationError, McpApp, UiCsp, UiLink
 from typedmcp.connecting import connect_memory
 from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.protocol.apps import (
@@ -25,10 +25,10 @@ from typedmcp.protocol.apps import (
     RESOURCE_MIME_TYPE,
     UiError,
     UiResourceMeta,
-    declare_ui_extension,
     peer_renders_ui,
     tool_ui_resource_uri,
     tool_ui_visibility,
+    ui_extension,
     ui_extension_settings,
     ui_resource_contents,
     ui_resource_for,
@@ -202,14 +202,34 @@ def test_low_level_helpers_build_the_same_wire() -> None:
     assert tool_ui_visibility({"name": "t"}) == ("model", "app")
 
 
-def test_the_extension_capability_is_declared_and_read() -> None:
-    declared = declare_ui_extension({"roots": {}})
-    assert declared == {"roots": {}, "extensions": {EXTENSION_ID: {"mimeTypes": [RESOURCE_MIME_TYPE]}}}
-    check_against("McpUiClientCapabilities", declared["extensions"][EXTENSION_ID])
-    assert ui_extension_settings(declared) == {"mimeTypes": [RESOURCE_MIME_TYPE]}
-    assert peer_renders_ui(declared)
+def test_the_extension_settings_follow_the_schema() -> None:
+    declared = ui_extension()
+    assert declared == {EXTENSION_ID: {"mimeTypes": [RESOURCE_MIME_TYPE]}}
+    check_against("McpUiClientCapabilities", declared[EXTENSION_ID])
+    assert peer_renders_ui({"extensions": declared})
     assert not peer_renders_ui({"extensions": {EXTENSION_ID: {"mimeTypes": ["text/html"]}}})
     assert ui_extension_settings({}) is None and ui_extension_settings(None) is None
+
+
+@pytest.mark.parametrize(
+    ("package", "renders"), [(v2026_07_28, True), (v2025_11_25, False)], ids=["2026-07-28", "2025-11-25"]
+)
+def test_a_tool_sees_whether_the_client_renders_ui(package: Any, renders: bool) -> None:
+    """A client declares the extension with extensions=ui_extension(); a server function reads it
+    (2026-07-28 carries extensions; the handshake era has no such field)."""
+    app = McpApp("renders")
+
+    @app.tool
+    def board_or_text(ctx: Context) -> str:
+        """A view when the client renders one, else text."""
+        return "view" if peer_renders_ui(ctx.client_capabilities) else "text"
+
+    async def scenario() -> Any:
+        async with connect_memory(app, protocol=package, extensions=ui_extension()) as client:
+            return await client.call_tool(name="board_or_text")
+
+    result = asyncio.run(scenario())
+    assert result.content[0].text == ("view" if renders else "text")
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ written with low-level handlers, for ``typedmcp.app`` and for clients and hosts.
 it for older revisions, so a 2024-11-05 or 2025-03-26 client sees the tool without its UI.
 
 The extension's capability (``capabilities.extensions["io.modelcontextprotocol/ui"]``, a client
-saying which mime types it renders) is read and written by :func:`ui_extension_settings` and
-:func:`declare_ui_extension` only, on the capabilities' wire form, so that they can be replaced
-by the runtime's general extension negotiation in one place.
+saying which mime types it renders; 2026-07-28 only, as for every extension) goes through the
+runtime's extension negotiation (:mod:`typedmcp.protocol.extensions`): a client passes
+``extensions=ui_extension()``, a server reads it with :func:`peer_renders_ui`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import base64
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from .extensions import extension_settings
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 """The extension's identifier in ``capabilities.extensions``."""
@@ -265,31 +267,24 @@ async def ui_resource_for(client: ResourceReader, tool: Any) -> UiResource | Non
     return ui_resource_from_result(uri, await client.read_resource(uri=uri))
 
 
-# -- the extension's capability (replaceable by general extension negotiation) ---------------
+# -- the extension's capability (SEP-2133 negotiation: typedmcp.protocol.extensions) --------
 
 
-def declare_ui_extension(
-    capabilities: Mapping[str, Any], mime_types: Iterable[str] = (RESOURCE_MIME_TYPE,)
-) -> dict[str, Any]:
-    """``capabilities`` (wire form) with ``extensions["io.modelcontextprotocol/ui"]`` set to
-    the mime types this side renders."""
-    extensions = dict(capabilities.get("extensions") or {})
-    extensions[EXTENSION_ID] = {"mimeTypes": list(mime_types)}
-    return {**capabilities, "extensions": extensions}
+def ui_extension(mime_types: Iterable[str] = (RESOURCE_MIME_TYPE,)) -> dict[str, dict[str, Any]]:
+    """The ``extensions=`` entry of a client that renders UI resources:
+    ``{"io.modelcontextprotocol/ui": {"mimeTypes": [...]}}`` (``connect_*(..., extensions=...)``)."""
+    return {EXTENSION_ID: {"mimeTypes": list(mime_types)}}
 
 
 def ui_extension_settings(capabilities: Any) -> dict[str, Any] | None:
     """The peer's settings for the UI extension (``{"mimeTypes": [...]}``) in its capabilities
     (model or wire form), or None when it does not declare the extension."""
-    if capabilities is None:
-        return None
-    extensions = _wire(capabilities).get("extensions")
-    settings = extensions.get(EXTENSION_ID) if isinstance(extensions, Mapping) else None
-    return dict(settings) if isinstance(settings, Mapping) else None
+    return extension_settings(_wire(capabilities) if capabilities is not None else None, EXTENSION_ID)
 
 
 def peer_renders_ui(capabilities: Any) -> bool:
-    """Whether the peer's capabilities say it renders ``text/html;profile=mcp-app``."""
+    """Whether the peer's capabilities say it renders ``text/html;profile=mcp-app``
+    (in a McpApp function: ``peer_renders_ui(ctx.client_capabilities)``)."""
     settings = ui_extension_settings(capabilities)
     mime_types = settings.get("mimeTypes") if settings is not None else None
     return isinstance(mime_types, list) and RESOURCE_MIME_TYPE in mime_types
