@@ -31,6 +31,9 @@ Rules:
   the request's token (``ctx.principal_as(T)`` narrows it) and ``ctx.headers`` the request's
   HTTP headers (lower-case names, ``Authorization`` left out); over stdio there are neither
   (None, ``{}``). Over HTTP+SSE (2024-11-05) they are those of the SSE connection.
+* **MCP Apps.** ``@app.ui_resource("ui://...", csp=UiCsp(...))`` serves a function's HTML as
+  a UI resource; ``@app.tool(ui="ui://...")`` links a tool to it (``_meta.ui``, from
+  2025-06-18 on; see ``typedmcp.protocol.apps``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from .prompts import assistant, message, user
 from .resources import RESOURCE_NOT_FOUND, UriTemplate
 from .signature import DeclarationError
 from .tools import WRAPPED_KEY, ToolSpec
+from .ui import UiLink, UiResourceSpec
+from ..protocol.apps import UiCsp
 
 __all__ = [
     "RESOURCE_NOT_FOUND",
@@ -55,6 +60,9 @@ __all__ = [
     "PromptFunction",
     "ResourceFunction",
     "ToolSpec",
+    "UiCsp",
+    "UiLink",
+    "UiResourceSpec",
     "UriTemplate",
     "assistant",
     "audio",

@@ -21,6 +21,7 @@ from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
 from ..protocol.access import AccessPolicy, Allow, Requirement
+from ..protocol.apps import UiCsp
 from ..protocol.extensions import checked_extensions
 from ..protocol.feed import ChangeFeed
 from ..protocol.middleware import Middleware, MiddlewareChain
@@ -34,6 +35,7 @@ from .prompts import PromptSpec, declare_prompt
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, declare_resource
 from .signature import DeclarationError
 from .tools import ToolSpec, declare_tool
+from .ui import UiLink, declare_ui_resource, tool_meta_with_ui
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -204,6 +206,7 @@ class McpApp(ServerHandlers):
         scopes: Sequence[str] | None = None,
         allow: Allow | None = None,
         task: TaskSupport | None = None,
+        ui: str | UiLink | None = None,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
     def tool(
         self,
@@ -220,6 +223,7 @@ class McpApp(ServerHandlers):
         scopes: Sequence[str] | None = None,
         allow: Allow | None = None,
         task: TaskSupport | None = None,
+        ui: str | UiLink | None = None,
     ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
         """Declare a tool (``@app.tool()`` or ``@app.tool``); the function is returned
         unchanged. The name defaults to the function's, the description to the
@@ -229,7 +233,9 @@ class McpApp(ServerHandlers):
         over HTTP with ``auth``; see ``typedmcp.protocol.access``).
         ``task="optional"`` (or ``"required"``) runs it as a task of the tasks
         extension for a 2026-07-28 client that declares it (``McpApp(extensions=
-        {TASKS_EXTENSION: {}})``); ``"required"`` refuses other clients of that era (-32021)."""
+        {TASKS_EXTENSION: {}})``); ``"required"`` refuses other clients of that era (-32021).
+        ``ui``: the ``ui://`` resource (or :class:`~typedmcp.app.ui.UiLink`) of its MCP Apps UI
+        (``_meta.ui``)."""
         if isinstance(function, str):
             raise DeclarationError(
                 f"write @app.tool(name={function!r}): the name is a keyword argument"
@@ -241,7 +247,7 @@ class McpApp(ServerHandlers):
             return self.add_tool(
                 declared, name=name, title=title, description=description,
                 annotations=annotations, icons=icons, meta=meta,
-                structured_output=structured_output, scopes=scopes, allow=allow, task=task,
+                structured_output=structured_output, scopes=scopes, allow=allow, task=task, ui=ui,
             )
 
         return decorator
@@ -260,6 +266,7 @@ class McpApp(ServerHandlers):
         scopes: Sequence[str] | None = None,
         allow: Allow | None = None,
         task: TaskSupport | None = None,
+        ui: str | UiLink | None = None,
     ) -> Callable[P, R]:
         """Declare ``function`` as a tool (what ``@app.tool()`` does); returns it."""
         requirement = _requirement("tool", scopes, allow)
@@ -269,7 +276,7 @@ class McpApp(ServerHandlers):
             )
         spec = declare_tool(
             function, name=name, title=title, description=description, annotations=annotations,
-            icons=icons, meta=meta, structured_output=structured_output,
+            icons=icons, meta=tool_meta_with_ui(meta, ui, function), structured_output=structured_output,
         )
         if spec.name in self._tools:
             raise DeclarationError(
@@ -343,6 +350,43 @@ class McpApp(ServerHandlers):
             function, uri, name=name, title=title, description=description,
             mime_type=mime_type, icons=icons, meta=meta,
         )
+        return self._register_resource(function, spec, requirement)
+
+    def ui_resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: UiCsp | None = None,
+        permissions: Sequence[str] = (),
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
+        allow: Allow | None = None,
+    ) -> Callable[[Callable[P, R]], ResourceFunction[P, R]]:
+        """Declare an MCP Apps UI resource (``"ui://notes/board"``): the function returns its
+        HTML, served as ``text/html;profile=mcp-app`` with the sandbox it asks for in
+        ``_meta.ui`` (``csp``, ``permissions`` such as ``"clipboardWrite"``, ``domain``,
+        ``prefers_border``); link tools to it with ``@app.tool(ui=uri)``."""
+        if callable(uri):
+            raise DeclarationError("write @app.ui_resource('ui://...') with the URI")
+
+        def decorator(function: Callable[P, R]) -> ResourceFunction[P, R]:
+            spec = declare_ui_resource(
+                function, uri, name=name, title=title, description=description, csp=csp,
+                permissions=permissions, domain=domain, prefers_border=prefers_border, meta=meta,
+            )
+            return self._register_resource(function, spec, _requirement("resource", scopes, allow))
+
+        return decorator
+
+    def _register_resource(
+        self, function: Callable[P, R], spec: ResourceSpec, requirement: Requirement | None
+    ) -> ResourceFunction[P, R]:
+        uri = spec.uri
         table = self._templates if spec.template is not None else self._resources
         if uri in table:
             raise DeclarationError(

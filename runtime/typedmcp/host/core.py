@@ -23,7 +23,9 @@ from types import ModuleType
 from typing import Any
 
 from ..engine.jsonrpc import INVALID_REQUEST, CapabilityError, ConnectionClosed, RpcError
+from ..protocol.apps import UiResource
 from ..protocol.deadlines import RequestOptions
+from .apps import model_visible, ui_resource_for_tool
 from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
 from .errors import InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
@@ -244,8 +246,9 @@ class Host:
         return list(self._registry.templates)
 
     def function_definitions(self, style: str = "openai", *, include_unavailable: bool = False) -> list[dict[str, Any]]:
-        """The tools as function-calling definitions: ``openai``, ``anthropic``, ``gemini``."""
-        return function_definitions(self.tools(include_unavailable=include_unavailable), style)
+        """The tools as function-calling definitions: ``openai``, ``anthropic``, ``gemini``;
+        an MCP Apps tool only its UI may call (``_meta.ui.visibility: ["app"]``) is left out."""
+        return function_definitions(model_visible(self.tools(include_unavailable=include_unavailable)), style)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Per server: state, era, revision, transport, last error, restarts."""
@@ -325,6 +328,11 @@ class Host:
         runtime = self.server(owner)
         return await self._send(runtime, runtime.session, "resources/read", {"uri": uri},
                                 timeout, None, None, forward, uri)
+
+    async def ui_resource_for(self, name: str, *, timeout: float | None = None) -> UiResource | None:
+        """The MCP Apps UI of tool ``name`` (``_meta.ui.resourceUri``), read from its server;
+        None when the tool links none."""
+        return await ui_resource_for_tool(self, name, timeout=timeout)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *,

@@ -37,8 +37,9 @@ from .changes import Change
 from .errors import HostError, InvalidArguments, UnknownTool
 from .handlers import Forward
 from .parking import FORWARDED, ParkingLimits, ParkingLot, Start, wants_input
-from .registry import PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from .registry import PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry
 from .supervisor import ServerRuntime
+from .ui_routing import export_resources, export_tool, relabel_contents, resolve_ui_uri
 
 logger = logging.getLogger("typedmcp.host")
 
@@ -63,6 +64,9 @@ class GatewayHost(Protocol):
     def status(self) -> dict[str, dict[str, Any]]: ...
 
     def server(self, name: str) -> ServerRuntime: ...
+
+    @property
+    def registry(self) -> Registry: ...
 
     def tools(self, *, include_unavailable: bool = True) -> list[ToolEntry]: ...
 
@@ -170,7 +174,8 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
         return await lot.serve(ctx, getattr(params, "request_state", None), start, progress)
 
     async def list_tools(self: Any, params: Any, ctx: Any) -> dict[str, Any]:
-        return {"tools": [entry.exported() for entry in host.tools(include_unavailable=False)]}
+        shared = host.registry.shared_uris
+        return {"tools": [export_tool(entry, shared) for entry in host.tools(include_unavailable=False)]}
 
     async def call_tool(self: Any, params: Any, ctx: Any) -> Any:
         progress = _Progress(ctx) if ctx.progress_token is not None else None
@@ -199,12 +204,17 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
         return await _routed(host.get_prompt(params.name, params.arguments, forward=_forwarder(ctx, requests)))
 
     async def list_resources(self: Any, params: Any, ctx: Any) -> dict[str, Any]:
-        return {"resources": [dict(entry.definition) for entry in host.resources()]}
+        return {"resources": export_resources(host.resources(), host.registry.shared_uris)}
 
     async def list_resource_templates(self: Any, params: Any, ctx: Any) -> dict[str, Any]:
         return {"resourceTemplates": [dict(entry.definition) for entry in host.resource_templates()]}
 
     async def read_resource(self: Any, params: Any, ctx: Any) -> Any:
+        copy = resolve_ui_uri(params.uri, host.registry.shared_uris)  # a shared ui:// URI, per owner
+        if copy is not None:
+            original, owner = copy
+            read = await _routed(host.read_resource(original, server=owner, forward=_forwarder(ctx, requests)))
+            return relabel_contents(read, original, params.uri)
         if _parks(ctx):
             return await _routed(parked(ctx, params, lambda forward, note: host.read_resource(
                 params.uri, forward=forward)))
