@@ -93,7 +93,7 @@ def base(idp_base: tuple[IdentityProvider, str]) -> str:
 @pytest.fixture(scope="module")
 def jwt_server(idp_base: tuple[IdentityProvider, str]) -> Iterator[ServerThread]:
     auth = BearerAuth.jwt(issuer=ISSUER, audience=AUDIENCE, jwks_url=f"{idp_base[1]}/jwks",
-                          scopes_supported=["notes:read", "notes:write"])
+                          scopes_supported=["notes:write", "offline_access", "notes:read"])  # (offline_access: never listed)
     with ServerThread(http_app(app, auth=auth)) as server:
         yield server
 

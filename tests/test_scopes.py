@@ -354,6 +354,33 @@ async def test_lists_show_only_what_the_token_may_use() -> None:
     assert seen["reader"]["prompts/list"] == ["greet", "summarize"]
 
 
+def test_a_broader_scope_implies_the_narrower_ones_it_is_declared_to() -> None:
+    """2026-07-28: a token with a broader scope may use what needs a narrower one; which
+    scope implies which is declared (transitively: admin > write > read)."""
+    policy = AccessPolicy(
+        tools={"add": requires(WRITE), "search": requires(READ)},
+        implied_scopes={"notes:admin": [WRITE], WRITE: [READ]},
+    )
+    admin = principal("root", "notes:admin")
+    call = {"name": "search", "arguments": {}}
+    assert policy.granted(admin) == {"notes:admin", WRITE, READ}
+    assert policy.refusal("tools/call", call, admin) is None
+    assert policy.refusal("tools/call", {**call, "name": "add"}, admin) is None
+    listed = policy.visible("tools/list", {"tools": [{"name": "add"}, {"name": "search"}]}, admin)
+    assert [tool["name"] for tool in listed["tools"]] == ["add", "search"]
+    reader = principal("alice", READ)  # (implication runs one way only)
+    refusal = policy.refusal("tools/call", {**call, "name": "add"}, reader)
+    assert refusal is not None and refusal.missing == {WRITE}
+
+
+async def test_an_apps_implied_scopes_let_a_broader_token_call_over_http() -> None:
+    tokens = {**TOKENS, "owner": principal("carol", "notes:admin")}
+    app = http_app(build_app(implied_scopes={"notes:admin": [READ, WRITE]}), auth=bearer_auth(tokens))
+    session = await Handshake(app, "owner").open()
+    reply = await session.request("tools/call", {"name": "add", "arguments": {"title": "t"}})
+    assert reply.status == 200 and "error" not in reply.json()
+
+
 async def test_hide_unauthorized_false_lists_everything_and_still_refuses_calls() -> None:
     session = await Handshake(served(build_app(hide_unauthorized=False)), "nobody").open()
     tools = (await session.request("tools/list")).json()["result"]["tools"]

@@ -11,7 +11,7 @@ the runtime's sieve. Subclass it to add low-level handlers beside the functions
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 from typing_extensions import Self
@@ -115,6 +115,7 @@ class McpApp(ServerHandlers):
         changes: ChangeFeed | None = None,
         cache: CachePolicy | None = None,
         hide_unauthorized: bool = True,
+        implied_scopes: Mapping[str, Iterable[str]] | None = None,
         middleware: Sequence[Middleware] = (),
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
@@ -140,8 +141,9 @@ class McpApp(ServerHandlers):
         self._disabled: set[tuple[str, str]] = set()
         #: The scopes and predicates of the declarations (``scopes=``, ``allow=``), which
         #: the runtime enforces for authenticated callers (see ``typedmcp.protocol.access``);
-        #: ``hide_unauthorized``: lists leave out what the caller's token may not use.
-        self.access_policy = AccessPolicy(hide_unauthorized=hide_unauthorized)
+        #: ``hide_unauthorized``: lists leave out what the caller's token may not use;
+        #: ``implied_scopes``: broader scopes and the narrower ones each grants too.
+        self.access_policy = AccessPolicy(hide_unauthorized=hide_unauthorized, implied_scopes=implied_scopes or {})
         #: The loop serving the app (seen by its handlers): changes made in a worker
         #: thread (a sync tool adding a tool) are announced on it.
         self._loop: asyncio.AbstractEventLoop | None = None

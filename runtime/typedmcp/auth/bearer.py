@@ -47,7 +47,9 @@ class BearerAuth:
     ) -> BearerAuth:
         """Check tokens with ``verifier``; the metadata document lists its issuer in
         ``authorization_servers``, ``resource`` (default: the endpoint's URL as requested)
-        and ``scopes_supported``; ``resource_metadata`` adds or overrides fields."""
+        and ``scopes_supported`` (without ``offline_access``, which 2026-07-28 asks servers not
+        to list: a refresh token is between the client and its authorization server);
+        ``resource_metadata`` adds or overrides fields."""
         document: dict[str, Any] = {
             "authorization_servers": verifier.authorization_servers(),
             "bearer_methods_supported": ["header"],
@@ -55,7 +57,7 @@ class BearerAuth:
         if resource is not None:
             document["resource"] = resource
         if scopes_supported is not None:
-            document["scopes_supported"] = sorted(scopes_supported)
+            document["scopes_supported"] = sorted(set(scopes_supported) - {"offline_access"})
         document.update(resource_metadata or {})
         return cls(verifier.verify, document, verifier)
 

@@ -163,16 +163,35 @@ class Refusal:
 class AccessPolicy:
     """The :class:`Requirement` of each tool and prompt (by name) and resource (by URI, or
     by RFC 6570 level-1 template: ``notes://{note_id}`` guards every URI it matches).
-    ``hide_unauthorized``: leave out of the lists what the caller's token may not use."""
+    ``hide_unauthorized``: leave out of the lists what the caller's token may not use.
+    ``implied_scopes``: broader scopes and the narrower ones each implies
+    (``{"notes:admin": ["notes:read", "notes:write"]}``), followed transitively: a token
+    granting a broader scope may use what needs a narrower one (2026-07-28 asks servers to
+    treat broader scopes as implying narrower ones; which scope is broader is the
+    authorization server's vocabulary, so it is declared here)."""
 
     tools: dict[str, Requirement] = field(default_factory=dict)
     resources: dict[str, Requirement] = field(default_factory=dict)
     prompts: dict[str, Requirement] = field(default_factory=dict)
     hide_unauthorized: bool = True
+    implied_scopes: Mapping[str, Iterable[str]] = field(default_factory=dict)
     _templates: dict[str, re.Pattern[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return bool(self.tools or self.resources or self.prompts)
+
+    def granted(self, principal: Any) -> frozenset[str]:
+        """The scopes ``principal``'s token grants, with every scope they imply."""
+        granted = granted_scopes(principal)
+        if not self.implied_scopes:
+            return granted
+        closure, pending = set(granted), list(granted)
+        while pending:
+            for narrower in self.implied_scopes.get(pending.pop(), ()):
+                if narrower not in closure:
+                    closure.add(narrower)
+                    pending.append(narrower)
+        return frozenset(closure)
 
     def resource_requirement(self, uri: str) -> tuple[str, Requirement] | None:
         """The requirement guarding ``uri`` (its own, else its template's) and that key."""
@@ -224,7 +243,7 @@ class AccessPolicy:
         if found is None:
             return None
         what, requirement = found
-        missing = requirement.missing(principal)
+        missing = requirement.missing(principal, self.granted(principal))
         if missing or not requirement._predicate_allows(principal):
             return Refusal(what, requirement.scopes, missing)
         return None
@@ -237,7 +256,7 @@ class AccessPolicy:
         items = result.get(key)
         if not isinstance(items, list):
             return result
-        granted = granted_scopes(principal)
+        granted = self.granted(principal)
         kept = [item for item in items if self._item_allowed(kind, item, id_key, principal, granted)]
         return result if len(kept) == len(items) else {**result, key: kept}
 
