@@ -215,6 +215,13 @@ def test_without_a_principal_nothing_is_refused_or_hidden() -> None:
     assert policy.visible("tools/list", listed, None) is listed
 
 
+def test_a_list_item_without_a_name_is_left_in_the_list() -> None:
+    policy = AccessPolicy(tools={"add": requires(WRITE)})
+    nameless = {"title": "no name: nothing can guard it"}
+    listed = {"tools": [nameless, {"name": "add"}, {"name": 7}]}
+    assert policy.visible("tools/list", listed, TOKENS["reader"]) == {"tools": [nameless, {"name": 7}]}
+
+
 def test_the_refusal_explains_itself() -> None:
     refusal = Refusal("tool 'add'", frozenset({WRITE}), frozenset({WRITE}))
     assert refusal.message == (
