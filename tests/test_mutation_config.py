@@ -31,6 +31,10 @@ COVERED = {
     "runtime/typedmcp/auth/tokens.py",
     "runtime/typedmcp/transports/http_aiohttp.py",
     "runtime/typedmcp/transports/http_client.py",
+    # the token verifiers and scopes (issue 20)
+    "runtime/typedmcp/auth/jwt.py",
+    "runtime/typedmcp/protocol/access.py",
+    "runtime/typedmcp/transports/access_gate.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,
