@@ -25,6 +25,7 @@ from auth_world import AUDIENCE, INTROSPECTION_CLIENT, ISSUER, IdentityProvider,
 from test_http_server import ServerThread
 
 from typedmcp import Principal
+from typedmcp.auth.fetch import OAuthError
 from typedmcp.auth.introspection import IntrospectionVerifier
 from typedmcp.auth.jwt import JwtVerifier
 from typedmcp.auth.verifiers import VerifierUnavailable, scopes_of
@@ -521,6 +522,113 @@ async def test_an_inactive_answer_is_refused_whatever_else_it_says() -> None:
     check = IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
                                   client_secret="x", fetch=answer)
     assert await check.verify("t") is None
+
+
+class Introspected:
+    """An introspection endpoint answering ``answer`` (a dict the test changes), counting
+    the requests, and the clock its verifier reads."""
+
+    def __init__(self, **answer: Any) -> None:
+        self.answer: dict[str, Any] = {"active": True, "sub": "alice", **answer}
+        self.requests = 0
+        self.now = 1_000_000.0
+
+    async def __call__(self, method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        self.requests += 1
+        return HttpReply(200, {"content-type": "application/json"}, json.dumps(self.answer).encode())
+
+    def verifier(self, **options: Any) -> IntrospectionVerifier:
+        return IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
+                                     client_secret="x", fetch=self, clock=lambda: self.now, **options)
+
+
+async def test_an_inactive_answer_is_remembered_for_inactive_cache_seconds() -> None:
+    endpoint = Introspected(active=False)
+    check = endpoint.verifier(inactive_cache_seconds=10)
+    assert await check.verify("t") is None
+    endpoint.now += 9
+    assert await check.verify("t") is None and endpoint.requests == 1
+    endpoint.now += 1
+    assert await check.verify("t") is None and endpoint.requests == 2
+
+
+async def test_the_answers_exp_and_nbf_have_the_leeway_to_the_second() -> None:
+    endpoint = Introspected()
+    check = endpoint.verifier(leeway=30, cache_size=0)
+    for exp, nbf, accepted in [
+        (endpoint.now - 29, None, True), (endpoint.now - 30, None, False),
+        (None, endpoint.now + 30, True), (None, endpoint.now + 31, False),
+    ]:
+        endpoint.answer = {"active": True, "sub": "alice", "exp": exp, "nbf": nbf}
+        assert (await check.verify("t") is not None) is accepted, (exp, nbf)
+
+
+async def test_the_subject_is_the_first_non_empty_string_of_sub_username_client_id() -> None:
+    endpoint = Introspected(sub=7, username="", client_id="the-client")
+    principal = await endpoint.verifier().verify("t")
+    assert principal is not None and principal.subject == "the-client"
+    endpoint.answer = {"active": True, "sub": ["alice"], "username": 0}
+    assert await endpoint.verifier().verify("t") is None  # names no one
+
+
+async def test_the_claims_are_the_answer_as_given_without_a_configured_issuer() -> None:
+    endpoint = Introspected(scope="notes:read")
+    principal = await endpoint.verifier().verify("t")
+    assert principal is not None and principal.claims == endpoint.answer and principal.issuer is None
+
+
+@pytest.mark.parametrize(
+    ("failure", "reason"),
+    [(OAuthError("TLS handshake failed"), "TLS handshake failed"), (ConnectionResetError(), "ConnectionResetError"),
+     (asyncio.TimeoutError(), "TimeoutError")],
+)
+async def test_an_introspection_request_that_fails_is_unavailable_naming_why(failure: Exception, reason: str) -> None:
+    async def fetch(method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        raise failure
+
+    check = IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
+                                  client_secret="x", fetch=fetch)
+    with pytest.raises(VerifierUnavailable, match=f"introspection endpoint .*: {reason}$"):
+        await check.verify("t")
+
+
+async def test_an_answer_already_past_its_exp_is_not_cached_and_evicts_nothing() -> None:
+    endpoint = Introspected(exp=1_000_000 + 3600)
+    check = endpoint.verifier(leeway=30, cache_size=1)
+    assert await check.verify("lasting") is not None
+    for expiry in (endpoint.now - 10, endpoint.now):  # within the leeway: valid, not cacheable
+        endpoint.answer = {"active": True, "sub": "bob", "exp": expiry}
+        assert await check.verify(f"ending-{expiry}") is not None
+    assert await check.verify("lasting") is not None
+    assert endpoint.requests == 3 and check.requests == 3  # "lasting" still cached
+
+
+@pytest.mark.parametrize("answer", [[], {"active": "true", "sub": "alice"}, {"sub": "alice"}])
+async def test_an_answer_that_is_not_rfc_7662_is_unavailable(answer: Any) -> None:
+    endpoint = Introspected()
+    endpoint.answer = answer
+    with pytest.raises(VerifierUnavailable, match="other than an RFC 7662 response"):
+        await endpoint.verifier().verify("t")
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_a_refusal_of_the_client_credentials_says_so(status: int) -> None:
+    async def fetch(method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        return HttpReply(status, {}, b"{}")
+
+    check = IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
+                                  client_secret="x", fetch=fetch)
+    with pytest.raises(VerifierUnavailable, match=f"refused this server's client credentials \\(HTTP {status}\\)"):
+        await check.verify("t")
+
+
+def test_the_introspection_cache_size_is_zero_or_more() -> None:
+    assert Introspected().verifier(cache_size=0).cache_size == 0
+    with pytest.raises(ValueError, match="cache_size must be 0"):
+        Introspected().verifier(cache_size=-1)
+    for url, client, secret in (("", "rs", "x"), ("https://as.test/i", "", "x"), ("https://as.test/i", "rs", "")):
+        with pytest.raises(ValueError, match="needs introspection_url=, client_id= and client_secret="):
+            IntrospectionVerifier(introspection_url=url, client_id=client, client_secret=secret)
 
 
 async def test_wrong_client_credentials_or_a_down_endpoint_are_unavailable(
