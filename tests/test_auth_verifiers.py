@@ -28,7 +28,7 @@ from typedmcp import Principal
 from typedmcp.auth.fetch import OAuthError
 from typedmcp.auth.introspection import IntrospectionVerifier
 from typedmcp.auth.jwt import JwtVerifier
-from typedmcp.auth.verifiers import VerifierUnavailable, scopes_of
+from typedmcp.auth.verifiers import OutageLog, VerifierUnavailable, scopes_of
 from typedmcp.transports.http_wire import HttpReply
 
 pytestmark = pytest.mark.anyio
@@ -410,6 +410,18 @@ async def test_an_unreachable_jwks_is_unavailable_logged_once(
     outages = [r.getMessage() for r in caplog.records if "HTTP 502" in r.getMessage()]
     assert len(outages) == 1, caplog.text
     assert any("reachable again" in r.getMessage() for r in caplog.records)
+
+
+def test_each_outage_is_logged_once_when_it_starts_and_once_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
+    outage = OutageLog("the JWKS at https://idp.test/jwks")
+    with caplog.at_level(logging.WARNING, logger="typedmcp.auth"):
+        for event in ("failed", "failed", "succeeded", "succeeded", "failed", "succeeded"):
+            if event == "failed":
+                assert isinstance(outage.failed("HTTP 502"), VerifierUnavailable)
+            else:
+                outage.succeeded()
+    messages = [record.getMessage().split(": ", 1)[1] for record in caplog.records]
+    assert [message.split(";")[0] for message in messages] == ["HTTP 502", "reachable again", "HTTP 502", "reachable again"]
 
 
 async def test_requests_waiting_on_a_failed_first_fetch_are_unavailable_too(
