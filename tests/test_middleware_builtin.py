@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -303,3 +304,21 @@ def test_the_redis_rate_limit_refuses_bad_configuration(monkeypatch: pytest.Monk
         RedisRateLimit("3/minute")
     with pytest.raises(ValueError, match="write it as '100/minute'"):
         RedisRateLimit("three a minute", redis_url="redis://127.0.0.1:1/0")
+
+
+def test_the_redis_rate_limit_takes_an_async_redis_url_as_it_is(redis_url: str) -> None:
+    async def ok(ctx: MiddlewareContext) -> Any:
+        return {"ok": True}
+
+    async def main() -> None:
+        limit = RedisRateLimit("5/minute", redis_url="async+" + redis_url, key_prefix="mcp-rate-async-url")
+        assert await limit(context(principal=Principal("carol", issuer="i"), name="echo"), ok) == {"ok": True}
+        await limit.reset()
+
+    asyncio.run(main())
+
+
+def test_the_redis_rate_limit_without_the_limits_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "limits", None)  # (None in sys.modules: the import fails)
+    with pytest.raises(ImportError, match=r"pip install 'typedmcp\[ratelimit\]'"):
+        RedisRateLimit("3/minute", redis_url="redis://127.0.0.1:1/0")
