@@ -26,7 +26,7 @@ import mcp_generated.v2025_11_25 as v2025_11_25
 from typedmcp import Principal, http_app
 from typedmcp.app import Context, McpApp
 from typedmcp.auth.bearer import BearerAuth
-from typedmcp.auth.env import AuthConfigError, unknown_auth_environment
+from typedmcp.auth.env import AuthConfigError, unknown_auth_environment, verifier_from_env
 from typedmcp.auth.fetch import http_fetch
 from typedmcp.connecting import connect_http
 
@@ -222,6 +222,10 @@ def test_introspection_from_the_environment() -> None:
 
     assert isinstance(auth.verifier, IntrospectionVerifier)
     assert auth.resource_metadata["authorization_servers"] == [ISSUER]
+    assert auth.verifier.audiences == []  # no MCP_AUTH_AUDIENCE: the answer's aud is not checked
+    with_audience = BearerAuth.from_env({**environ, "MCP_AUTH_AUDIENCE": f"{AUDIENCE}, https://b.test/mcp"})
+    assert isinstance(with_audience.verifier, IntrospectionVerifier)
+    assert with_audience.verifier.audiences == [AUDIENCE, "https://b.test/mcp"]
 
 
 @pytest.mark.parametrize(
@@ -250,3 +254,11 @@ def test_a_misspelt_variable_is_warned_about(monkeypatch: pytest.MonkeyPatch, ca
         served = http_app(app)
     assert served.auth is None
     assert "MCP_AUTH_ISUER is set, but typedmcp reads no such variable; did you mean MCP_AUTH_ISSUER?" in caplog.text
+
+
+def test_a_verifier_made_from_the_environment_warns_of_a_misspelt_variable(caplog: pytest.LogCaptureFixture) -> None:
+    environ = {"MCP_AUTH_ISSUER": ISSUER, "MCP_AUTH_AUDIENCE": AUDIENCE,
+               "MCP_AUTH_JWKS_URL": "https://as.test/jwks", "MCP_AUTH_CACHE_SIZE": "5"}
+    with caplog.at_level(logging.WARNING, logger="typedmcp.auth"):
+        verifier_from_env(environ)
+    assert "MCP_AUTH_CACHE_SIZE is set, but typedmcp reads no such variable" in caplog.text

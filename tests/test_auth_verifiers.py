@@ -25,9 +25,11 @@ from auth_world import AUDIENCE, INTROSPECTION_CLIENT, ISSUER, IdentityProvider,
 from test_http_server import ServerThread
 
 from typedmcp import Principal
+from typedmcp.auth.fetch import OAuthError
 from typedmcp.auth.introspection import IntrospectionVerifier
 from typedmcp.auth.jwt import JwtVerifier
-from typedmcp.auth.verifiers import VerifierUnavailable, scopes_of
+from typedmcp.auth.verifiers import OutageLog, VerifierUnavailable, scopes_of
+from typedmcp.transports.http_wire import HttpReply
 
 pytestmark = pytest.mark.anyio
 
@@ -74,6 +76,15 @@ def base(idp_server: tuple[IdentityProvider, str]) -> str:
     return idp_server[1]
 
 
+def serving(document: Any) -> Any:
+    """A JWKS fetch answering ``document`` (entries the IdP fixture would not publish)."""
+
+    async def fetch(method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        return HttpReply(200, {"content-type": "application/json"}, json.dumps(document).encode())
+
+    return fetch
+
+
 def verifier(base: str, clock: Clock | None = None, **options: Any) -> JwtVerifier:
     return JwtVerifier(
         issuer=ISSUER, audience=AUDIENCE, jwks_url=f"{base}/jwks", clock=clock or Clock(), **options
@@ -110,6 +121,28 @@ async def test_the_jwks_is_fetched_once_for_many_tokens(idp: IdentityProvider, b
     assert idp.hits["/jwks"] == 1
 
 
+async def test_a_known_key_is_not_refetched_until_the_jwks_is_old(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    clock = Clock()
+    check = verifier(base, clock, refetch_interval=30, max_jwks_age=600)
+    assert await check.verify(keys["rsa"].sign(sub="first")) is not None
+    clock.now += 300  # past the refetch interval, within the JWKS's age: its keys still serve
+    assert await check.verify(keys["ec"].sign(sub="second")) is not None
+    assert idp.hits["/jwks"] == 1 and check.fetches == 1
+
+
+async def test_a_token_without_a_kid_is_checked_against_the_only_key_and_else_refused(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    idp.keys[:] = [keys["ec"]]
+    assert await verifier(base).verify(keys["ec"].sign(kid=None)) is not None
+    idp.keys[:] = [keys["ec"], keys["rsa"]]  # two keys: which one is meant cannot be known
+    assert await verifier(base).verify(keys["ec"].sign(kid=None)) is None
+    idp.keys[:] = [keys["ec"]]  # a kid names its key: the only key does not stand in for another
+    assert await verifier(base).verify(keys["ec"].sign(kid="another-key")) is None
+
+
 @pytest.mark.parametrize(
     ("claims", "why"),
     [
@@ -119,6 +152,7 @@ async def test_the_jwks_is_fetched_once_for_many_tokens(idp: IdentityProvider, b
         ({"iss": "https://evil.example.test"}, "another issuer's token"),
         ({"exp": None}, "no expiry"),
         ({"sub": None}, "no subject"),
+        ({"sub": ""}, "an empty subject"),
         ({"aud": None}, "no audience"),
     ],
 )
@@ -213,6 +247,9 @@ def test_only_public_key_algorithms_may_be_allowed() -> None:
             JwtVerifier(issuer=ISSUER, audience=AUDIENCE, jwks_url="http://x/jwks", algorithms=algorithms)
     with pytest.raises(ValueError, match="audience="):
         JwtVerifier(issuer=ISSUER, audience="", jwks_url="http://x/jwks")
+    for issuer, jwks_url in (("", "http://x/jwks"), (ISSUER, "")):
+        with pytest.raises(ValueError, match="issuer= and jwks_url="):
+            JwtVerifier(issuer=issuer, audience=AUDIENCE, jwks_url=jwks_url)
 
 
 async def test_an_unknown_kid_refetches_once_then_is_rate_limited(
@@ -229,9 +266,10 @@ async def test_an_unknown_kid_refetches_once_then_is_rate_limited(
     for index in range(20):  # a flood of made-up kids within the interval: no more fetches
         assert await check.verify(SigningKey.generate("ec", f"flood-{index}").sign()) is None
     assert idp.hits["/jwks"] == 2
-    clock.now += 31
+    clock.now += 30
     assert await check.verify(stranger.sign()) is None
-    assert idp.hits["/jwks"] == 3  # the next interval allows one more
+    assert idp.hits["/jwks"] == 3  # the next interval (from its very start) allows one more
+    assert check.fetches == 3
 
 
 async def test_a_rotated_jwks_is_picked_up_without_a_restart(
@@ -251,19 +289,79 @@ async def test_a_rotated_jwks_is_picked_up_without_a_restart(
     assert idp.hits["/jwks"] == 2
 
 
+async def test_an_unknown_kid_while_the_jwks_is_down_is_unavailable_not_refused(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    clock = Clock()
+    check = verifier(base, clock, refetch_interval=30)
+    assert await check.verify(keys["rsa"].sign()) is not None
+    idp.down = True
+    clock.now += 31
+    with pytest.raises(VerifierUnavailable, match="JWKS"):  # maybe a new key: 503, not 401
+        await check.verify(SigningKey.generate("rsa", "rotated-in").sign())
+    assert await check.verify(keys["rsa"].sign()) is not None  # the keys held still serve
+
+
+async def test_only_the_signing_keys_of_the_jwks_are_used(keys: dict[str, SigningKey]) -> None:
+    encryption = {**keys["ec"].public_jwk(), "use": "enc"}
+    url = "http://idp.test/jwks"
+    check = JwtVerifier(issuer=ISSUER, audience=AUDIENCE, jwks_url=url, fetch=serving({"keys": [encryption, keys["rsa"].public_jwk()]}))
+    assert await check.verify(keys["rsa"].sign()) is not None
+    assert await check.verify(keys["ec"].sign()) is None  # an encryption key signs nothing
+    unknown_curve = {"kty": "EC", "crv": "P-999", "x": "AA", "y": "AA", "kid": "broken"}
+    listed_alg = {**keys["ec"].public_jwk(), "alg": ["ES256"]}  # PyJWK raises TypeError on it
+    junk_first = JwtVerifier(issuer=ISSUER, audience=AUDIENCE, jwks_url=url,
+                             fetch=serving({"keys": ["junk", unknown_curve, listed_alg, keys["rsa"].public_jwk()]}))
+    assert await junk_first.verify(keys["rsa"].sign()) is not None  # entries that are no keys are skipped
+
+
+async def test_a_jwks_republished_in_another_member_order_keeps_what_it_passed(keys: dict[str, SigningKey]) -> None:
+    published = [keys["rsa"].public_jwk(), keys["ec"].public_jwk()]
+    document = {"keys": published}
+
+    async def fetch(method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        return HttpReply(200, {}, json.dumps(document).encode())
+
+    clock = Clock()
+    check = JwtVerifier(issuer=ISSUER, audience=AUDIENCE, jwks_url="http://idp.test/jwks", fetch=fetch, clock=clock)
+    token = keys["rsa"].sign()
+    remembered = await check.verify(token)
+    document["keys"] = [dict(reversed(entry.items())) for entry in reversed(published)]  # same keys
+    clock.now += 31
+    assert await check.verify(SigningKey.generate("rsa", "unknown").sign()) is None  # refetched
+    assert check.fetches == 2 and await check.verify(token) is remembered
+
+
 async def test_a_token_that_passed_is_remembered_until_it_expires(
     idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
 ) -> None:
-    now = [time.time()]
+    now = [float(int(time.time()))]
     check = verifier(base, leeway=5, wall_clock=lambda: now[0], cache_size=2)
     token = keys["ed25519"].sign(exp=int(now[0]) + 60)
     first = await check.verify(token)
     assert first is not None and await check.verify(token) is first  # remembered, not decoded again
-    now[0] += 66  # past exp and the leeway, by the wall clock
+    now[0] += 64  # past exp, within the leeway, by the wall clock: still remembered
+    assert await check.verify(token) is first
+    now[0] += 1  # exp and the leeway reached
     assert await check.verify(token) is None
-    for sub in ("a", "b", "c"):  # bounded: the least recently used is dropped
-        assert await check.verify(keys["rsa"].sign(sub=sub, exp=int(time.time()) + 600)) is not None
-    assert len(check.verified) == 2
+    tokens = {sub: keys["rsa"].sign(sub=sub, exp=int(time.time()) + 600) for sub in ("a", "b", "c")}
+    for sub in ("a", "b"):
+        assert await check.verify(tokens[sub]) is not None
+    assert await check.verify(tokens["a"]) is not None  # "a" used again: "b" is now the oldest
+    assert await check.verify(tokens["c"]) is not None  # bounded: the least recently used is dropped
+    assert sorted(principal.subject for principal, _ in check.verified.values()) == ["a", "c"]
+
+
+async def test_a_cache_of_one_remembers_the_last_token_and_a_cache_of_zero_none(
+    idp: IdentityProvider, base: str, keys: dict[str, SigningKey]
+) -> None:
+    token = keys["rsa"].sign()
+    one = verifier(base, cache_size=1)
+    first = await one.verify(token)
+    assert first is not None and await one.verify(token) is first
+    none = verifier(base, cache_size=0)
+    decoded = await none.verify(token)
+    assert decoded is not None and await none.verify(token) is not decoded and not none.verified
 
 
 async def test_a_remembered_token_is_checked_afresh_once_the_jwks_is_old(
@@ -272,9 +370,13 @@ async def test_a_remembered_token_is_checked_afresh_once_the_jwks_is_old(
     clock = Clock()
     check = verifier(base, clock, max_jwks_age=600)
     token = keys["rsa"].sign(sub="long-session")
-    assert await check.verify(token) is not None
+    remembered = await check.verify(token)
+    assert remembered is not None
     idp.keys[:] = [keys["ec"]]  # the RSA key is withdrawn
-    clock.now += 601  # the JWKS is due a refetch: even a remembered token waits for it
+    clock.now += 600  # the JWKS is exactly as old as allowed: it and what it passed still serve
+    assert await check.verify(token) is remembered
+    assert await check.verify(keys["rsa"].sign(sub="new")) is not None and idp.hits["/jwks"] == 1
+    clock.now += 1  # the JWKS is due a refetch: even a remembered token waits for it
     assert await check.verify(token) is None
     assert idp.hits["/jwks"] == 2
 
@@ -308,6 +410,18 @@ async def test_an_unreachable_jwks_is_unavailable_logged_once(
     outages = [r.getMessage() for r in caplog.records if "HTTP 502" in r.getMessage()]
     assert len(outages) == 1, caplog.text
     assert any("reachable again" in r.getMessage() for r in caplog.records)
+
+
+def test_each_outage_is_logged_once_when_it_starts_and_once_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
+    outage = OutageLog("the JWKS at https://idp.test/jwks")
+    with caplog.at_level(logging.WARNING, logger="typedmcp.auth"):
+        for event in ("failed", "failed", "succeeded", "succeeded", "failed", "succeeded"):
+            if event == "failed":
+                assert isinstance(outage.failed("HTTP 502"), VerifierUnavailable)
+            else:
+                outage.succeeded()
+    messages = [record.getMessage().split(": ", 1)[1] for record in caplog.records]
+    assert [message.split(";")[0] for message in messages] == ["HTTP 502", "reachable again", "HTTP 502", "reachable again"]
 
 
 async def test_requests_waiting_on_a_failed_first_fetch_are_unavailable_too(
@@ -420,6 +534,113 @@ async def test_an_inactive_answer_is_refused_whatever_else_it_says() -> None:
     check = IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
                                   client_secret="x", fetch=answer)
     assert await check.verify("t") is None
+
+
+class Introspected:
+    """An introspection endpoint answering ``answer`` (a dict the test changes), counting
+    the requests, and the clock its verifier reads."""
+
+    def __init__(self, **answer: Any) -> None:
+        self.answer: dict[str, Any] = {"active": True, "sub": "alice", **answer}
+        self.requests = 0
+        self.now = 1_000_000.0
+
+    async def __call__(self, method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        self.requests += 1
+        return HttpReply(200, {"content-type": "application/json"}, json.dumps(self.answer).encode())
+
+    def verifier(self, **options: Any) -> IntrospectionVerifier:
+        return IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
+                                     client_secret="x", fetch=self, clock=lambda: self.now, **options)
+
+
+async def test_an_inactive_answer_is_remembered_for_inactive_cache_seconds() -> None:
+    endpoint = Introspected(active=False)
+    check = endpoint.verifier(inactive_cache_seconds=10)
+    assert await check.verify("t") is None
+    endpoint.now += 9
+    assert await check.verify("t") is None and endpoint.requests == 1
+    endpoint.now += 1
+    assert await check.verify("t") is None and endpoint.requests == 2
+
+
+async def test_the_answers_exp_and_nbf_have_the_leeway_to_the_second() -> None:
+    endpoint = Introspected()
+    check = endpoint.verifier(leeway=30, cache_size=0)
+    for exp, nbf, accepted in [
+        (endpoint.now - 29, None, True), (endpoint.now - 30, None, False),
+        (None, endpoint.now + 30, True), (None, endpoint.now + 31, False),
+    ]:
+        endpoint.answer = {"active": True, "sub": "alice", "exp": exp, "nbf": nbf}
+        assert (await check.verify("t") is not None) is accepted, (exp, nbf)
+
+
+async def test_the_subject_is_the_first_non_empty_string_of_sub_username_client_id() -> None:
+    endpoint = Introspected(sub=7, username="", client_id="the-client")
+    principal = await endpoint.verifier().verify("t")
+    assert principal is not None and principal.subject == "the-client"
+    endpoint.answer = {"active": True, "sub": ["alice"], "username": 0}
+    assert await endpoint.verifier().verify("t") is None  # names no one
+
+
+async def test_the_claims_are_the_answer_as_given_without_a_configured_issuer() -> None:
+    endpoint = Introspected(scope="notes:read")
+    principal = await endpoint.verifier().verify("t")
+    assert principal is not None and principal.claims == endpoint.answer and principal.issuer is None
+
+
+@pytest.mark.parametrize(
+    ("failure", "reason"),
+    [(OAuthError("TLS handshake failed"), "TLS handshake failed"), (ConnectionResetError(), "ConnectionResetError"),
+     (asyncio.TimeoutError(), "TimeoutError")],
+)
+async def test_an_introspection_request_that_fails_is_unavailable_naming_why(failure: Exception, reason: str) -> None:
+    async def fetch(method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        raise failure
+
+    check = IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
+                                  client_secret="x", fetch=fetch)
+    with pytest.raises(VerifierUnavailable, match=f"introspection endpoint .*: {reason}$"):
+        await check.verify("t")
+
+
+async def test_an_answer_already_past_its_exp_is_not_cached_and_evicts_nothing() -> None:
+    endpoint = Introspected(exp=1_000_000 + 3600)
+    check = endpoint.verifier(leeway=30, cache_size=1)
+    assert await check.verify("lasting") is not None
+    for expiry in (endpoint.now - 10, endpoint.now):  # within the leeway: valid, not cacheable
+        endpoint.answer = {"active": True, "sub": "bob", "exp": expiry}
+        assert await check.verify(f"ending-{expiry}") is not None
+    assert await check.verify("lasting") is not None
+    assert endpoint.requests == 3 and check.requests == 3  # "lasting" still cached
+
+
+@pytest.mark.parametrize("answer", [[], {"active": "true", "sub": "alice"}, {"sub": "alice"}])
+async def test_an_answer_that_is_not_rfc_7662_is_unavailable(answer: Any) -> None:
+    endpoint = Introspected()
+    endpoint.answer = answer
+    with pytest.raises(VerifierUnavailable, match="other than an RFC 7662 response"):
+        await endpoint.verifier().verify("t")
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_a_refusal_of_the_client_credentials_says_so(status: int) -> None:
+    async def fetch(method: str, url: str, body: bytes, headers: Any) -> HttpReply:
+        return HttpReply(status, {}, b"{}")
+
+    check = IntrospectionVerifier(introspection_url="https://as.test/introspect", client_id="rs",
+                                  client_secret="x", fetch=fetch)
+    with pytest.raises(VerifierUnavailable, match=f"refused this server's client credentials \\(HTTP {status}\\)"):
+        await check.verify("t")
+
+
+def test_the_introspection_cache_size_is_zero_or_more() -> None:
+    assert Introspected().verifier(cache_size=0).cache_size == 0
+    with pytest.raises(ValueError, match="cache_size must be 0"):
+        Introspected().verifier(cache_size=-1)
+    for url, client, secret in (("", "rs", "x"), ("https://as.test/i", "", "x"), ("https://as.test/i", "rs", "")):
+        with pytest.raises(ValueError, match="needs introspection_url=, client_id= and client_secret="):
+            IntrospectionVerifier(introspection_url=url, client_id=client, client_secret=secret)
 
 
 async def test_wrong_client_credentials_or_a_down_endpoint_are_unavailable(

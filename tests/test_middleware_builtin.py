@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from typedmcp.protocol.middleware_builtin import (
     ResponseSizeLimit,
     Timing,
     caller_key,
+    rate_limited,
 )
 from typedmcp.state.rate_limit import RedisRateLimit
 
@@ -162,6 +164,41 @@ def test_the_rate_limit_is_a_token_bucket_per_principal_on_a_fake_clock() -> Non
         RateLimit(rate=0)
 
 
+def test_the_retry_time_counts_the_part_of_a_token_already_refilled() -> None:
+    clock = FakeClock()
+    limit = RateLimit(rate=3, burst=1, clock=clock)
+    waits = []
+    for advance in (0.0, 0.0, 0.1):  # the burst; an empty bucket; 0.3 of a token back
+        clock.now += advance
+        try:
+            asyncio.run(limit(context(), _answer))
+        except RpcError as refused:
+            waits.append(refused.data["retryAfterSeconds"])
+    assert waits == [0.333, 0.233]  # a whole token to wait for, then (1 - 0.3) / 3, to the millisecond
+    assert rate_limited(context(), -0.5, "1/s").data["retryAfterSeconds"] == 0.0  # never negative
+
+
+def test_the_rate_limit_forgets_the_least_recently_seen_caller_beyond_max_callers() -> None:
+    limit = RateLimit(rate=1, burst=1, clock=FakeClock(), max_callers=2)
+    for caller in ("a", "b", "c"):
+        assert limit.take(caller) == 0.0
+    assert len(limit._buckets) == 2
+    assert limit.take("b") > 0.0  # b and c are remembered, their tokens spent
+    assert limit.take("a") == 0.0  # a was forgotten: a full bucket again
+
+
+def test_the_burst_is_at_least_one_request() -> None:
+    clock = FakeClock()
+    slow = RateLimit(rate=0.5, clock=clock)  # no burst given: one request at once
+    assert slow.take("k") == 0.0 and slow.take("k") > 0.0
+    with pytest.raises(ValueError, match="burst is at least 1 request"):
+        RateLimit(rate=1, burst=0)
+
+
+async def _answer(ctx: MiddlewareContext) -> Any:
+    return {}
+
+
 def test_the_rate_limit_through_a_server_refuses_with_a_json_rpc_error() -> None:
     clock = FakeClock()
 
@@ -195,6 +232,7 @@ def test_a_rate_limit_takes_its_own_caller_key() -> None:
 
 
 def test_caller_key_is_the_principal_identity_else_the_session() -> None:
+    assert caller_key(context(principal="alice")) != caller_key(context(principal="bob"))  # no identity fields
     refreshed = Principal("alice", issuer="i", scopes=frozenset({"more"}))
     assert caller_key(context(principal=Principal("alice", issuer="i"))) == caller_key(context(principal=refreshed))
     assert caller_key(context(principal=Principal("alice", issuer="other"))) != caller_key(context(principal=refreshed))
@@ -266,3 +304,21 @@ def test_the_redis_rate_limit_refuses_bad_configuration(monkeypatch: pytest.Monk
         RedisRateLimit("3/minute")
     with pytest.raises(ValueError, match="write it as '100/minute'"):
         RedisRateLimit("three a minute", redis_url="redis://127.0.0.1:1/0")
+
+
+def test_the_redis_rate_limit_takes_an_async_redis_url_as_it_is(redis_url: str) -> None:
+    async def ok(ctx: MiddlewareContext) -> Any:
+        return {"ok": True}
+
+    async def main() -> None:
+        limit = RedisRateLimit("5/minute", redis_url="async+" + redis_url, key_prefix="mcp-rate-async-url")
+        assert await limit(context(principal=Principal("carol", issuer="i"), name="echo"), ok) == {"ok": True}
+        await limit.reset()
+
+    asyncio.run(main())
+
+
+def test_the_redis_rate_limit_without_the_limits_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "limits", None)  # (None in sys.modules: the import fails)
+    with pytest.raises(ImportError, match=r"pip install 'typedmcp\[ratelimit\]'"):
+        RedisRateLimit("3/minute", redis_url="redis://127.0.0.1:1/0")

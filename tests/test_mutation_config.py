@@ -31,6 +31,16 @@ COVERED = {
     "runtime/typedmcp/auth/tokens.py",
     "runtime/typedmcp/transports/http_aiohttp.py",
     "runtime/typedmcp/transports/http_client.py",
+    # the token verifiers and scopes (issue 20)
+    "runtime/typedmcp/auth/jwt.py",
+    "runtime/typedmcp/protocol/access.py",
+    "runtime/typedmcp/transports/access_gate.py",
+    "runtime/typedmcp/auth/introspection.py",
+    "runtime/typedmcp/auth/verifiers.py",
+    "runtime/typedmcp/auth/env.py",
+    "runtime/typedmcp/transports/http_auth.py",
+    "runtime/typedmcp/protocol/middleware_builtin.py",
+    "runtime/typedmcp/state/rate_limit.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,

@@ -215,6 +215,36 @@ def test_without_a_principal_nothing_is_refused_or_hidden() -> None:
     assert policy.visible("tools/list", listed, None) is listed
 
 
+def test_a_list_item_without_a_name_is_left_in_the_list() -> None:
+    policy = AccessPolicy(tools={"add": requires(WRITE)})
+    nameless = {"title": "no name: nothing can guard it"}
+    listed = {"tools": [nameless, {"name": "add"}, {"name": 7}]}
+    assert policy.visible("tools/list", listed, TOKENS["reader"]) == {"tools": [nameless, {"name": 7}]}
+
+
+def test_a_batch_is_refused_for_its_first_forbidden_request_never_a_notification() -> None:
+    from typedmcp.transports.access_gate import first_refusal
+
+    policy = AccessPolicy(tools={"add": requires(WRITE)})
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "add"}}
+    found = first_refusal(policy, [call, {**call, "id": 2}], TOKENS["reader"])
+    assert found is not None and found[0] == 2  # the notification (no id) is not answered
+    assert first_refusal(policy, call, TOKENS["reader"]) is None
+
+
+def test_a_post_naming_a_session_held_by_another_worker_takes_a_local_sessions_policy() -> None:
+    from types import SimpleNamespace
+
+    from typedmcp.transports.access_gate import policy_of_request
+
+    policy = AccessPolicy(tools={"add": requires(WRITE)})
+    local = SimpleNamespace(server=SimpleNamespace(access_policy=policy))
+    app = SimpleNamespace(modern=None, sessions={"held-here": local})
+    assert policy_of_request(app, {"mcp-session-id": "held-elsewhere"}) is policy
+    assert policy_of_request(app, {"mcp-session-id": "held-here"}) is policy
+    assert policy_of_request(SimpleNamespace(modern=None, sessions={}), {"mcp-session-id": "x"}) is None
+
+
 def test_the_refusal_explains_itself() -> None:
     refusal = Refusal("tool 'add'", frozenset({WRITE}), frozenset({WRITE}))
     assert refusal.message == (
