@@ -13,6 +13,7 @@ its default pin is still an older release, alpha.12 goes into a folder of its ow
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -49,8 +50,8 @@ def peers_folder() -> Path:
 def suite() -> tuple[Path, Path]:
     """(node, the suite's dist/index.js), installed by the project's own script."""
     folder = peers_folder()
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()),
-           "PEERS": str(folder), "CONFORMANCE_PKG": f"{PACKAGE}@{VERSION}"}
+    # (the whole environment: npm needs the machine's CA settings, NODE_EXTRA_CA_CERTS say)
+    env = {**os.environ, "PEERS": str(folder), "CONFORMANCE_PKG": f"{PACKAGE}@{VERSION}"}
     ran = subprocess.run(["bash", str(REPO / "scripts" / "peers.sh")], cwd=REPO, env=env,
                          capture_output=True, text=True, timeout=540, check=False)
     assert ran.returncode == 0, f"scripts/peers.sh failed:\n{ran.stdout}{ran.stderr}"
