@@ -224,6 +224,19 @@ def test_a_folder_without_skill_md_and_the_sep_limits(tmp_path: Path, monkeypatc
         SkillCatalog([load_skill(write_skill(tmp_path / "a", "many")), load_skill(write_skill(tmp_path / "b", "many"))])
 
 
+def test_served_bytes_match_the_digest_after_an_edit_and_links_outside_are_refused(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "demo", files={"a.txt": "before"})
+    catalog = SkillCatalog([load_skill(folder)])
+    (folder / "a.txt").write_text("after, edited on disk")
+    served = catalog.file("skill://demo/a.txt")
+    assert served is not None and served.content() == b"before"
+    assert served.digest == "sha256:" + hashlib.sha256(b"before").hexdigest()
+    (tmp_path / "secret.txt").write_text("not part of the skill")
+    (folder / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(SkillError, match="outside the skill folder; copy the file in instead"):
+        load_skill(folder)
+
+
 def test_quoted_values_and_nested_metadata_parse_as_yaml_would(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, "demo", 'name: demo\ndescription: "Say: hi"\nmetadata:\n  version: \'2.0\'\n  author: x')
     assert load_skill(folder).frontmatter == {

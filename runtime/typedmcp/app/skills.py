@@ -27,7 +27,8 @@ class SkillServingApp(Protocol):
 
 
 def _reader(file: SkillFile) -> Callable[[], str | bytes]:
-    """A resource function returning the file: text when it is UTF-8, else bytes (a blob)."""
+    """A resource function returning the file's bytes as loaded: text when they are UTF-8,
+    else bytes (a blob)."""
 
     def read() -> str | bytes:
         data = file.content()

@@ -107,17 +107,19 @@ def parse_frontmatter(text: str, where: str) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True)
 class SkillFile:
-    """One file of a skill: its URI, where it is read from, its mime type, size and digest."""
+    """One file of a skill: its URI, where it was read from, its mime type, size and digest,
+    and the bytes those describe (held, so what is read always matches the listed digest)."""
 
     uri: str
     path: Path
     mime_type: str
     size: int
     digest: str
+    data: bytes = dataclasses.field(repr=False)
 
     def content(self) -> bytes:
-        """The file's bytes (read when asked, so an edit shows)."""
-        return self.path.read_bytes()
+        """The file's bytes as they were when the skill was loaded."""
+        return self.data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,12 +178,15 @@ def load_skill(folder: str | Path) -> Skill:
         raise SkillError(f"{root}: {len(paths)} files; a skill has at most {MAX_RESOURCES_PER_SKILL} (SEP-2640)")
     files: list[SkillFile] = []
     total = 0
+    inside = root.resolve()
     for path in paths:
+        if not path.resolve().is_relative_to(inside):
+            raise SkillError(f"{path}: a link to {path.resolve()}, outside the skill folder; copy the file in instead")
         data = path.read_bytes()
         total += len(data)
         files.append(SkillFile(
             uri=f"skill://{name}/{path.relative_to(root).as_posix()}", path=path, mime_type=_mime_type(path),
-            size=len(data), digest="sha256:" + hashlib.sha256(data).hexdigest(),
+            size=len(data), digest="sha256:" + hashlib.sha256(data).hexdigest(), data=data,
         ))
     if total > MAX_SKILL_BYTES:
         raise SkillError(f"{root}: {total} bytes; a skill holds at most {MAX_SKILL_BYTES} (16 MiB, SEP-2640)")
