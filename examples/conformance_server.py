@@ -262,6 +262,23 @@ USER_FORM = {
 # -- resources and prompts ----------------------------------------------------------------
 
 SKILL_FOLDER = Path(__file__).parent / "skills" / "pdf-processing"
+
+
+def skill_resources(catalog: SkillCatalog) -> list[models.Resource]:
+    """The skills' files as resources, as ``McpApp.add_skill_directory`` lists them: SKILL.md
+    named and described from its frontmatter, the others by their path in the skill."""
+    listed = []
+    for skill in catalog.skills.values():
+        for file in skill.files:
+            manifest = file.uri == skill.uri
+            listed.append(models.Resource(
+                uri=file.uri, mime_type=file.mime_type, size=file.size,
+                name=skill.name if manifest else file.uri.removeprefix(f"skill://{skill.name}/"),
+                description=skill.frontmatter["description"] if manifest else f"A file of the skill {skill.name!r}",
+            ))
+    return listed
+
+
 RESOURCES = [
     models.Resource(
         uri="test://static-text",
@@ -654,16 +671,7 @@ class ConformanceServer(ServerHandlers):
     async def list_resources(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
     ) -> models.ListResourcesResult:
-        skill_files = [
-            models.Resource(uri=f.uri, name=f.uri.removeprefix("skill://"), mime_type=f.mime_type, size=f.size)
-            for f in self.skill_catalog.files()
-        ]
-        for skill in self.skill_catalog.skills.values():  # SKILL.md: named and described from its frontmatter
-            skill_files[[f.uri for f in skill_files].index(skill.uri)] = models.Resource(
-                uri=skill.uri, name=skill.name, description=skill.frontmatter["description"],
-                mime_type="text/markdown", size=skill.files[0].size,
-            )
-        return models.ListResourcesResult(resources=RESOURCES + skill_files)
+        return models.ListResourcesResult(resources=RESOURCES + skill_resources(self.skill_catalog))
 
     async def list_resource_templates(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx

@@ -339,7 +339,8 @@ async def test_resources_list_read_and_templates() -> None:
             },
             {
                 "uri": "skill://pdf-processing/references/FORMS.md",
-                "name": "pdf-processing/references/FORMS.md",
+                "name": "references/FORMS.md",
+                "description": "A file of the skill 'pdf-processing'",
                 "mimeType": "text/markdown",
                 "size": FORMS_MD_SIZE,
             },
