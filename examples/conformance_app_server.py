@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import base64
 import json
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -95,6 +96,8 @@ app = ConformanceApp(
     instructions="Fixture server of the MCP conformance suite, built on mcp-codegen's McpApp.",
     extensions={TASKS_EXTENSION: {}},  # the tasks extension: tasks/get, tasks/update, tasks/cancel
 )
+# the skills extension (SEP-2640): one skill, its SKILL.md and a file in a subdirectory
+app.add_skill_directory(Path(__file__).parent / "skills" / "pdf-processing")
 watched = {"content": "Watched resource content"}
 shown = {"tool": False, "prompt": False}  # test_dynamic_tool, test_dynamic_prompt
 

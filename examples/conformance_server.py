@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import importlib
 import json
+from pathlib import Path
 from collections.abc import Awaitable, Callable, Sequence
 from types import ModuleType
 from typing import Any
@@ -45,6 +46,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from typedmcp import (
+    SKILLS_EXTENSION,
+    SkillCatalog,
+    load_skill,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     TASKS_EXTENSION,
@@ -257,6 +261,24 @@ USER_FORM = {
 
 # -- resources and prompts ----------------------------------------------------------------
 
+SKILL_FOLDER = Path(__file__).parent / "skills" / "pdf-processing"
+
+
+def skill_resources(catalog: SkillCatalog) -> list[models.Resource]:
+    """The skills' files as resources, as ``McpApp.add_skill_directory`` lists them: SKILL.md
+    named and described from its frontmatter, the others by their path in the skill."""
+    listed = []
+    for skill in catalog.skills.values():
+        for file in skill.files:
+            manifest = file.uri == skill.uri
+            listed.append(models.Resource(
+                uri=file.uri, mime_type=file.mime_type, size=file.size,
+                name=skill.name if manifest else file.uri.removeprefix(f"skill://{skill.name}/"),
+                description=skill.frontmatter["description"] if manifest else f"A file of the skill {skill.name!r}",
+            ))
+    return listed
+
+
 RESOURCES = [
     models.Resource(
         uri="test://static-text",
@@ -330,6 +352,9 @@ class ConformanceServer(ServerHandlers):
         self.changes = changes if changes is not None else ChangeFeed()  # serve with changes=
         self.dynamic_tool = False
         self.dynamic_prompt = False
+        #: the skills extension (SEP-2640): the runtime answers skills/list, skills/get and
+        #: resources/directory/read from it; its files are listed and read below
+        self.skill_catalog = SkillCatalog([load_skill(SKILL_FOLDER)])
 
     # -- tools/list and tools/call -----------------------------------------------------------
 
@@ -646,7 +671,7 @@ class ConformanceServer(ServerHandlers):
     async def list_resources(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
     ) -> models.ListResourcesResult:
-        return models.ListResourcesResult(resources=RESOURCES)
+        return models.ListResourcesResult(resources=RESOURCES + skill_resources(self.skill_catalog))
 
     async def list_resource_templates(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
@@ -670,6 +695,10 @@ class ConformanceServer(ServerHandlers):
             item = uri[len(TEMPLATE_PREFIX) : -len(TEMPLATE_SUFFIX)]
             data = json.dumps({"id": item, "templateTest": True, "data": f"Data for ID: {item}"})
             contents = models.TextResourceContents(uri=uri, mime_type="application/json", text=data)
+        elif (skill_file := self.skill_catalog.file(uri)) is not None:
+            contents = models.TextResourceContents(
+                uri=uri, mime_type=skill_file.mime_type, text=skill_file.content().decode("utf-8")
+            )
         else:
             raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         return models.ReadResourceResult(contents=[contents])
@@ -755,7 +784,7 @@ def serving_options(server: ConformanceServer, revisions: Sequence[str] = ()) ->
         "list_changed": ["tools", "prompts"],
         "changes": server.changes,
         # the tasks extension: the runtime serves tasks/get, tasks/update, tasks/cancel
-        "extensions": {TASKS_EXTENSION: {}},
+        "extensions": {TASKS_EXTENSION: {}, SKILLS_EXTENSION: {"directoryRead": True}},
     }
     if revisions:
         options["packages"] = protocol_packages(revisions)

@@ -51,7 +51,7 @@ def test_the_same_tools_with_the_same_descriptions_and_arguments(fixtures: tuple
 def test_the_same_resources_template_and_prompts(fixtures: tuple[Any, Any]) -> None:
     handwritten, typed = fixtures
     resources = {uri: spec.definition for uri, spec in typed.app.resources.items()}
-    for resource in handwritten.RESOURCES:
+    for resource in [*handwritten.RESOURCES, *handwritten.skill_resources(handwritten.ConformanceServer().skill_catalog)]:
         listed = resources.pop(resource.uri)
         assert (listed.name, listed.description, listed.mime_type) == (resource.name, resource.description, resource.mime_type)
     template = resources.pop(handwritten.TEMPLATE.uri_template)

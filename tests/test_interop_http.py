@@ -177,6 +177,8 @@ async def test_sdk_client_resources_and_subscription(ours: dict[str, str]) -> No
             "test://static-text",
             "test://static-binary",
             "test://watched-resource",
+            "skill://pdf-processing/SKILL.md",  # the skill's files (SEP-2640)
+            "skill://pdf-processing/references/FORMS.md",
         ]
         templates = await session.list_resource_templates()
         assert [wire(t) for t in templates.resource_templates] == [

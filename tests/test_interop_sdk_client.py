@@ -32,6 +32,9 @@ pytestmark = [
 REPO = Path(__file__).resolve().parent.parent
 CONFORMANCE_SERVER = REPO / "examples" / "conformance_server.py"
 WEATHER_SERVER = REPO / "examples" / "weather_server.py"
+SKILL_FOLDER = REPO / "examples" / "skills" / "pdf-processing"
+SKILL_MD_SIZE = (SKILL_FOLDER / "SKILL.md").stat().st_size
+FORMS_MD_SIZE = (SKILL_FOLDER / "references" / "FORMS.md").stat().st_size
 REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 
 SERVER_INFO = {"name": "mcp-codegen-conformance-server", "version": "0.1.0"}
@@ -326,6 +329,20 @@ async def test_resources_list_read_and_templates() -> None:
                 "name": "watched-resource",
                 "description": "A resource to subscribe to",
                 "mimeType": "text/plain",
+            },
+            {  # the skill (SEP-2640): its files are resources in every era
+                "uri": "skill://pdf-processing/SKILL.md",
+                "name": "pdf-processing",
+                "description": "Extract, fill, and assemble PDF documents",
+                "mimeType": "text/markdown",
+                "size": SKILL_MD_SIZE,
+            },
+            {
+                "uri": "skill://pdf-processing/references/FORMS.md",
+                "name": "references/FORMS.md",
+                "description": "A file of the skill 'pdf-processing'",
+                "mimeType": "text/markdown",
+                "size": FORMS_MD_SIZE,
             },
         ]
         templates = await session.list_resource_templates()

@@ -41,7 +41,7 @@ SERVER_META = {SERVER_INFO_KEY: SERVER_INFO}
 ALL_INPUTS = {"elicitation": {}, "sampling": {}, "roots": {}}
 CAPABILITIES = {
     "completions": {},
-    "extensions": {"io.modelcontextprotocol/tasks": {}},
+    "extensions": {"io.modelcontextprotocol/tasks": {}, "io.modelcontextprotocol/skills": {"directoryRead": True}},
     "logging": {},
     "prompts": {"listChanged": True},
     "resources": {"subscribe": True},

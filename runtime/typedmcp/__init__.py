@@ -50,6 +50,10 @@ _EXPORTS: dict[str, str] = {
     "ChangeFeed": "protocol.feed",
     "ExtensionError": "protocol.extensions",
     "TASKS_EXTENSION": "protocol.extensions",
+    "SKILLS_EXTENSION": "protocol.skills",
+    "SkillCatalog": "protocol.skills",
+    "SkillError": "protocol.skills",
+    "load_skill": "protocol.skills",
     "supports_extension": "protocol.extensions",
     "extension_settings": "protocol.extensions",
     "InvalidResult": "protocol.results",
@@ -96,6 +100,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "SKILLS_EXTENSION",
     "TASKS_EXTENSION",
     "AuthRequired",
     "BearerAuth",
@@ -126,6 +131,8 @@ __all__ = [
     "ResponseLost",
     "RpcError",
     "ServerUnreachable",
+    "SkillCatalog",
+    "SkillError",
     "SseFallbackDisabled",
     "SsePaths",
     "TlsError",
@@ -144,6 +151,7 @@ __all__ = [
     "extension_settings",
     "http_app",
     "input_key",
+    "load_skill",
     "request_origin",
     "resumed_from_state",
     "run_as_task",
@@ -203,6 +211,7 @@ if TYPE_CHECKING:
         supports_extension,
     )
     from .protocol.feed import ChangeFeed
+    from .protocol.skills import SKILLS_EXTENSION, SkillCatalog, SkillError, load_skill
     from .protocol.options import UnknownOptionError
     from .protocol.origin import Principal, RequestOrigin, request_origin
     from .protocol.packages import VersionError

@@ -11,6 +11,7 @@ the runtime's sieve. Subclass it to add low-level handlers beside the functions
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
@@ -26,6 +27,7 @@ from ..protocol.extensions import checked_extensions
 from ..protocol.feed import ChangeFeed
 from ..protocol.middleware import Middleware, MiddlewareChain
 from ..protocol.options import check_call
+from ..protocol.skills import Skill, SkillCatalog
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
 from ..stateless.tasks import TaskSupport, run_as_task
@@ -34,6 +36,7 @@ from .context import Context
 from .prompts import PromptSpec, declare_prompt
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, declare_resource
 from .signature import DeclarationError
+from .skills import add_skill
 from .tools import ToolSpec, declare_tool
 from .ui import UiLink, declare_ui_resource, tool_meta_with_ui
 
@@ -139,6 +142,8 @@ class McpApp(ServerHandlers):
         self._templates: dict[str, ResourceSpec] = {}
         self._prompts: dict[str, PromptSpec] = {}
         self._disabled: set[tuple[str, str]] = set()
+        #: The skills the app serves (:meth:`add_skill_directory`; SEP-2640).
+        self.skill_catalog: SkillCatalog | None = None
         #: The scopes and predicates of the declarations (``scopes=``, ``allow=``), which
         #: the runtime enforces for authenticated callers (see ``typedmcp.protocol.access``);
         #: ``hide_unauthorized``: lists leave out what the caller's token may not use;
@@ -293,6 +298,11 @@ class McpApp(ServerHandlers):
             self._task_tools[spec.name] = task
         self._announce(self.changes.tools_changed)
         return function
+
+    def add_skill_directory(self, folder: str | Path) -> Skill:
+        """Serve the skill in ``folder`` (its SKILL.md and files) with the skills extension
+        (SEP-2640, 2026-07-28); its files are resources in both eras (:mod:`.skills`)."""
+        return add_skill(self, folder)
 
     def remove_tool(self, name: str) -> None:
         """Stop serving tool ``name`` (clients are told the list changed)."""

@@ -67,6 +67,7 @@ from ..protocol.server import ServerSession
 from ..protocol.stubs import RequestContext
 from .chain import serve_through_chain
 from .scope import Emit, InputRequired, RequestScope, _input_key, _scope, current_scope
+from ..protocol.skills import SKILL_METHODS, served_skills
 from .tasks import TASK_METHODS, TaskRegistry, TaskStarted
 from .sealing import (
     DEFAULT_STATE_TTL,
@@ -350,6 +351,10 @@ class StatelessServer(ServerSession):
         meta = params["_meta"] if checked else self.checked_meta(params)
         if method in TASK_METHODS and self.task_registry is not None:  # the tasks extension
             return self._with_server_info(self.task_registry.serve(method, params, principal))
+        if method in SKILL_METHODS and (skills := served_skills(self.handlers)) is not None:
+            ttl_ms, cache_scope = self.cache.hints(method)
+            answer = {"resultType": COMPLETE, **skills.serve(method, params), "ttlMs": ttl_ms, "cacheScope": cache_scope}
+            return self._with_server_info(answer)
         self.route(method)  # -32601 before anything else happens
         scope = RequestScope(method, request_id, meta, emit, principal)
         scope.tasks = self.task_registry

@@ -61,6 +61,7 @@ from ..protocol.meta import (
 )
 from ..stateless.scope import RequestScope, _scope
 from ..stateless.server import StatelessServer
+from ..protocol.skills import SKILL_METHODS, served_skills
 from ..stateless.tasks import TASK_ID, TASK_METHODS
 from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
 
@@ -156,8 +157,9 @@ class ModernEndpoint:
         server = self.server
         version_header = headers.get(VERSION_HEADER)
         method_header = headers.get(METHOD_HEADER)
-        extension_method = method in TASK_METHODS and server.task_registry is not None
-        name_key = TASK_ID if extension_method else NAME_PARAM.get(method)
+        task_method = method in TASK_METHODS and server.task_registry is not None
+        extension_method = task_method or (method in SKILL_METHODS and served_skills(server.handlers) is not None)
+        name_key = TASK_ID if task_method else NAME_PARAM.get(method)
         name_header = headers.get(NAME_HEADER)
         missing = [
             name
