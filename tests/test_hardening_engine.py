@@ -382,6 +382,7 @@ NOT_FROM_A_PEER = {
     "stateless/sealing.py": "the sealed requestState, read after its HMAC is verified",
     "host/cli.py": "the command line's --arguments",
     "host/config.py": "the host's own configuration file",
+    "auth/dpop.py": "the public JWK of the client's own DPoP key, as PyJWT writes it",
 }
 
 

@@ -306,7 +306,7 @@ class SseEndpoint:
             return
         policy = connection.server.access_policy
         if policy and principal is not None and await refused_access(
-            self.host, scope, headers, policy, from_json(body), principal, send
+            self.host, scope, headers, policy, from_json(body, allow_inf_nan=False), principal, send
         ):
             return  # 403: the token may not do this (nothing reached the stream)
         await connection.inbox.put(body)
