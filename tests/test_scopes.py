@@ -634,3 +634,31 @@ async def test_a_stepped_up_token_may_cancel_its_own_stateless_request_and_no_on
     assert alice.status == 202
     assert (await asyncio.wait_for(call, 5)).status == 204  # cancelled: nothing more is sent
     assert cancelled == ["wait"]
+
+
+async def test_a_cancel_posted_in_the_stateless_era_passes_the_middleware_chain(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server's middleware sees a ``notifications/cancelled`` POSTed to the 2026-07-28
+    endpoint (with its principal), and one that fails there is logged, never a 500."""
+    seen: list[tuple[str, str, Any, Any]] = []
+
+    async def record(ctx: Any, call_next: Any) -> Any:
+        seen.append((ctx.method, ctx.kind, ctx.principal.subject, ctx.params.get("requestId")))
+        if ctx.params.get("requestId") == "boom":
+            raise RuntimeError("a broken middleware")
+        return await call_next(ctx)
+
+    app = served(build_app(), middleware=[record])
+    meta = {PROTOCOL_VERSION_KEY: MODERN, CLIENT_CAPABILITIES_KEY: {}}
+    headers = {"authorization": "Bearer reader", "mcp-protocol-version": MODERN,
+               "mcp-method": "notifications/cancelled"}
+    for request_id in (41, "boom"):
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "_meta": meta}}
+        with caplog.at_level(logging.ERROR, logger="typedmcp"):
+            reply = await exchange(app, note, headers)
+        assert reply.status == 202
+    assert seen == [("notifications/cancelled", "notification", "alice", 41),
+                    ("notifications/cancelled", "notification", "alice", "boom")]
+    assert "a server middleware failed on notifications/cancelled" in caplog.text

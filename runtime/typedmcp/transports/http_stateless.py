@@ -61,6 +61,7 @@ from ..protocol.meta import (
 )
 from ..stateless.scope import RequestScope, _scope
 from ..stateless.server import StatelessServer
+from ..protocol.middleware import stateless_context
 from ..protocol.skills import SKILL_METHODS, served_skills
 from ..stateless.tasks import TASK_ID, TASK_METHODS
 from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
@@ -120,12 +121,9 @@ class ModernEndpoint:
             )
             return
         if "id" not in message:
-            if method == CANCELLED and principal is not None:
-                params = message.get("params")
-                if isinstance(params, dict):
-                    request_id = params.get("requestId")
-                    if not self._cancel(principal, request_id) and self.cancel_elsewhere is not None:
-                        await self.cancel_elsewhere(principal, request_id)
+            params = message.get("params")
+            if method == CANCELLED and principal is not None and isinstance(params, dict):
+                await self._cancel_notified(principal, params)
             await respond(send, 202, b"", None)
             return
         if not is_request_id(request_id) or message.get("jsonrpc") != "2.0" or not isinstance(method, str):
@@ -251,6 +249,27 @@ class ModernEndpoint:
                 task.add_done_callback(self._inflight.discard)
 
         return start_eagerly(encoded_answer(request_id, method, answer), register)
+
+    async def _cancel_notified(self, principal: Any, params: dict[str, Any]) -> None:
+        """A ``notifications/cancelled`` ``principal`` POSTed: through the server's middleware
+        chain (when it has one), then the cancel of that principal's own request. A failing
+        middleware is logged: a notification has no answer to carry it."""
+
+        async def cancel(current: Any) -> None:
+            request_id = current.get("requestId") if isinstance(current, dict) else None
+            if not self._cancel(principal, request_id) and self.cancel_elsewhere is not None:
+                await self.cancel_elsewhere(principal, request_id)
+
+        chain = self.server.middleware
+        if chain is None:
+            return await cancel(params)
+        meta = params.get("_meta")
+        version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+        ctx = stateless_context(self.server, CANCELLED, params, None, version, principal)
+        try:
+            await chain.run(ctx, lambda current: cancel(current.params))
+        except Exception:
+            logger.exception("a server middleware failed on notifications/cancelled; it was dropped")
 
     def _cancel(
         self, principal: Any, request_id: Any, *, match: Callable[[Any], bool] | None = None
