@@ -306,7 +306,10 @@ class RedisState:
     def _bus_reconnected(self, connection: object) -> None:
         """redis-py reconnected the bus on its own (a killed connection, a failover) and
         subscribed again: what was published meanwhile is lost, so the epoch moves on (no
-        copy made before is trusted) and the stores catch up as after an outage."""
+        copy made before is trusted) and the stores catch up as after an outage. (Closing
+        the bus reconnects it too: nothing to say then.)"""
+        if self._closing:
+            return
         self.epoch += 1
         logger.warning("the bus connection to Redis was re-established; messages sent meanwhile may be lost")
         self._catch_up()
