@@ -26,6 +26,7 @@ answers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -33,7 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -147,9 +148,10 @@ def http_answer(response: http.client.HTTPResponse, number: int | None) -> dict[
     return found
 
 
-def http_rate(script: Path, calls: int) -> Run:
-    """Calls per second over Streamable HTTP (one keep-alive connection), and CPU us per
-    call of each side."""
+@contextlib.contextmanager
+def http_server(script: Path) -> Iterator[tuple[subprocess.Popen[bytes], http.client.HTTPConnection]]:
+    """``script`` serving HTTP (it prints ``PORT <n>``) and one keep-alive connection to it;
+    the process is stopped on the way out."""
     process = subprocess.Popen(
         [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
     )
@@ -159,6 +161,23 @@ def http_rate(script: Path, calls: int) -> Run:
         if not ready.startswith("PORT "):
             raise SystemExit(f"{script.name}: the HTTP server did not start ({ready!r})")
         connection = http.client.HTTPConnection("127.0.0.1", int(ready.split()[1]), timeout=30)
+        try:
+            yield process, connection
+        finally:
+            connection.close()
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def http_rate(script: Path, calls: int) -> Run:
+    """Calls per second over Streamable HTTP (one keep-alive connection), and CPU us per
+    call of each side."""
+    with http_server(script) as (process, connection):
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
         def post(message: dict[str, Any], number: int | None) -> tuple[http.client.HTTPResponse, dict[str, Any] | None]:
@@ -178,15 +197,7 @@ def http_rate(script: Path, calls: int) -> Run:
             checked(script, number, reply or {})
         run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
                (cpu_seconds(process.pid) - start_server) / calls * 1e6)
-        connection.close()
         return run
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def stateless_call(number: int) -> dict[str, Any]:
@@ -200,15 +211,7 @@ def stateless_http_rate(script: Path, calls: int) -> Run:
     """Calls per second over Streamable HTTP at 2026-07-28 (one keep-alive connection, no
     session), and CPU us per call of each side; :class:`CannotServe` when an answer is not
     a 2026-07-28 result."""
-    process = subprocess.Popen(
-        [sys.executable, str(script), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PEERS
-    )
-    assert process.stdout is not None
-    try:
-        ready = process.stdout.readline().decode()
-        if not ready.startswith("PORT "):
-            raise SystemExit(f"{script.name}: the HTTP server did not start ({ready!r})")
-        connection = http.client.HTTPConnection("127.0.0.1", int(ready.split()[1]), timeout=30)
+    with http_server(script) as (process, connection):
         headers = {
             "content-type": "application/json", "accept": "application/json, text/event-stream",
             "mcp-protocol-version": STATELESS_VERSION, "mcp-method": "tools/call", "mcp-name": "echo",
@@ -229,15 +232,7 @@ def stateless_http_rate(script: Path, calls: int) -> Run:
             exchange(number)
         run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
                (cpu_seconds(process.pid) - start_server) / calls * 1e6)
-        connection.close()
         return run
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 TRANSPORTS: dict[str, Callable[[Path, int], Run]] = {
