@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from typedmcp import OAuthProvider, RequestContext, connect_http
+from typedmcp import SKILLS_EXTENSION, OAuthProvider, RequestContext, SkillsClient, SkillVerificationError, connect_http
 from typedmcp.auth.client_credentials import ClientCredentials
 from typedmcp.auth.grants import EnterpriseManaged, JwtBearer
 from typedmcp.auth.oauth import ClientMetadata, OAuthError, auto_approve
@@ -125,10 +125,31 @@ def oauth_for(url: str, scenario: str, context: dict[str, Any]) -> OAuthProvider
     )
 
 
+async def use_skills(client: Client, load: bool) -> None:
+    """List the server's skills (no file is read); with ``load``, load each one and read
+    its files, each checked against its entry: a skill failing a check is not used."""
+    skills = SkillsClient(client)
+    for entry in await skills.list_skills():
+        if not load:
+            continue
+        try:
+            await skills.load(entry)
+            for resource in entry.resources or ():
+                if resource.uri != entry.uri:
+                    await skills.read_file(entry, resource.uri)
+        except SkillVerificationError as error:
+            print(f"skill {entry.uri} not loaded: {error}", file=sys.stderr)
+
+
 async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     """Connect to ``url`` and do what ``scenario`` asks (``context``: its data)."""
     auth = oauth_for(url, scenario, context)
-    async with connect_http(url, handlers=ConformanceHandlers(), auth=auth) as client:
+    skills = scenario.startswith("sep-2640-client-")
+    extensions = {SKILLS_EXTENSION: {}} if skills else None
+    async with connect_http(url, handlers=ConformanceHandlers(), auth=auth, extensions=extensions) as client:
+        if skills:  # no-prefetch: list only; verify-*: load the skill, read its files
+            await use_skills(client, load=scenario != "sep-2640-client-no-prefetch")
+            return
         if "tools" not in client.session.peer_capabilities:
             return  # e.g. the initialize scenario: the handshake is the whole test
         tools = await client.list_tools()

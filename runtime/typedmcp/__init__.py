@@ -54,6 +54,9 @@ _EXPORTS: dict[str, str] = {
     "SkillCatalog": "protocol.skills",
     "SkillError": "protocol.skills",
     "load_skill": "protocol.skills",
+    "SkillEntry": "protocol.skills_client",
+    "SkillsClient": "protocol.skills_client",
+    "SkillVerificationError": "protocol.skills_client",
     "supports_extension": "protocol.extensions",
     "extension_settings": "protocol.extensions",
     "InvalidResult": "protocol.results",
@@ -132,7 +135,10 @@ __all__ = [
     "RpcError",
     "ServerUnreachable",
     "SkillCatalog",
+    "SkillEntry",
     "SkillError",
+    "SkillVerificationError",
+    "SkillsClient",
     "SseFallbackDisabled",
     "SsePaths",
     "TlsError",
@@ -212,6 +218,7 @@ if TYPE_CHECKING:
     )
     from .protocol.feed import ChangeFeed
     from .protocol.skills import SKILLS_EXTENSION, SkillCatalog, SkillError, load_skill
+    from .protocol.skills_client import SkillEntry, SkillsClient, SkillVerificationError
     from .protocol.options import UnknownOptionError
     from .protocol.origin import Principal, RequestOrigin, request_origin
     from .protocol.packages import VersionError
