@@ -261,3 +261,36 @@ def test_the_conformance_client_skills_scenarios_pass(suite: tuple[Path, Path], 
     for scenario, output in outputs.items():
         assert "Passed: 1/1, 0 failed, 0 warnings" in output, f"{scenario}:\n{output[-3000:]}"
         assert re.search(r"\] SUCCESS ", output) and "SKIPPED" not in output, f"{scenario}:\n{output[-3000:]}"
+
+
+# -- the host: a server's skills ---------------------------------------------------------------
+
+SKILLS_SERVER = '''
+import sys
+from typedmcp import run_stdio
+from typedmcp.app import McpApp
+
+app = McpApp("skills", "1.0.0")
+app.add_skill_directory(sys.argv[1])
+run_stdio(app)
+'''
+
+
+def test_the_host_gives_each_servers_skills_keyed_by_that_server(tmp_path: Path) -> None:
+    from typedmcp.host import Host, ServerUnavailable
+
+    script = tmp_path / "skills_server.py"
+    script.write_text(SKILLS_SERVER)
+    config = {"docs": {"command": sys.executable, "args": [str(script), str(SKILL)], "cwd": str(REPO)}}
+
+    async def main() -> tuple[str | None, str, str]:
+        async with Host(config) as host:
+            skills = host.skills("docs")
+            [entry] = await skills.list_skills()
+            manifest = await skills.load(entry)
+            with pytest.raises(ServerUnavailable):
+                host.skills("nowhere")
+            return host.server("docs").revision, entry.uri, manifest.text
+
+    revision, uri, text = asyncio.run(asyncio.wait_for(main(), 60))
+    assert revision == "2026-07-28" and uri == SKILL_URI and text == (SKILL / "SKILL.md").read_text()

@@ -25,6 +25,7 @@ from typing import Any
 from ..engine.jsonrpc import INVALID_REQUEST, CapabilityError, ConnectionClosed, RpcError
 from ..protocol.apps import UiResource
 from ..protocol.deadlines import RequestOptions
+from ..protocol.skills_client import SkillsClient
 from .apps import model_visible, ui_resource_for_tool
 from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
@@ -260,6 +261,15 @@ class Host:
             return self._servers[name]
         except KeyError:
             raise ServerUnavailable(name, "no such server in the configuration") from None
+
+    def skills(self, name: str) -> SkillsClient:
+        """The skills (SEP-2640) of server ``name``, through its current connection: a
+        :class:`~typedmcp.SkillsClient` keyed by that server, which fetches nothing until
+        asked (its requests go straight to the server, not through the interceptors)."""
+        runtime = self.server(name)
+        if runtime.client is None:
+            raise ServerUnavailable(name, runtime.why_unavailable())
+        return SkillsClient(runtime.client)
 
     def changes(self) -> ChangeStream:
         """An async iterator of :class:`Change` from now on."""
