@@ -145,7 +145,7 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     """Connect to ``url`` and do what ``scenario`` asks (``context``: its data)."""
     auth = oauth_for(url, scenario, context)
     skills = scenario.startswith("sep-2640-client-")
-    extensions = {SKILLS_EXTENSION: {}} if skills else None
+    extensions: dict[str, dict[str, Any]] | None = {SKILLS_EXTENSION: {}} if skills else None
     async with connect_http(url, handlers=ConformanceHandlers(), auth=auth, extensions=extensions) as client:
         if skills:  # no-prefetch: list only; verify-*: load the skill, read its files
             await use_skills(client, load=scenario != "sep-2640-client-no-prefetch")
