@@ -187,6 +187,47 @@ def test_a_file_the_entry_does_not_list_is_refused_unread() -> None:
     assert sent == ["skills/get"]
 
 
+def dynamic_entries(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A tamper that marks the skill's resources ``"dynamic"`` (no digests published)."""
+    if method == "skills/list":
+        result["skills"][0]["resources"] = "dynamic"
+    return result
+
+
+def test_a_dynamic_skill_is_read_unchecked_inside_its_directory_only() -> None:
+    app, received = recording_app(dynamic_entries)
+
+    async def body(skills: SkillsClient, seen: list[str]) -> tuple[str, str, str, list[str]]:
+        [entry] = await skills.list_skills()
+        assert entry.dynamic
+        manifest = await skills.load(entry)  # no digest to check; the frontmatter still is
+        forms = await skills.read_file(entry, "references/FORMS.md")
+        with pytest.raises(SkillVerificationError) as refused:
+            await skills.read_file(entry, "skill://other/SKILL.md")
+        return manifest.text, forms.text, str(refused.value), sent_by_client(seen)
+
+    manifest, forms, error, sent = run(app, received, body)
+    assert manifest == (SKILL / "SKILL.md").read_text() and forms.startswith("# Filling PDF forms")
+    assert "skill://other/SKILL.md is not inside the skill skill://pdf-processing" in error
+    assert sent == ["skills/list", "resources/read", "resources/read"]
+
+
+def test_a_dynamic_skill_stops_at_the_total_size_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import typedmcp.protocol.skills_client as skills_client
+
+    monkeypatch.setattr(skills_client, "MAX_SKILL_BYTES", (SKILL / "SKILL.md").stat().st_size + 10)
+    app, received = recording_app(dynamic_entries)
+
+    async def body(skills: SkillsClient, seen: list[str]) -> str:
+        [entry] = await skills.list_skills()
+        await skills.load(entry)  # under the limit
+        with pytest.raises(SkillVerificationError) as refused:
+            await skills.read_file(entry, "references/FORMS.md")  # over it
+        return str(refused.value)
+
+    assert "over the SEP-2640 limit" in run(app, received, body)
+
+
 def test_a_handshake_era_session_is_refused_locally_naming_the_extension() -> None:
     app, received = recording_app()
 
@@ -223,8 +264,11 @@ def test_directory_read_needs_the_servers_directory_read_setting() -> None:
           "resources": [{"uri": SKILL_URI, "digest": "md5:00", "size": 1}]}, "sha256:<64 lowercase hex>"),
         ({"uri": SKILL_URI, "frontmatter": {"name": "pdf-processing", "description": "d"},
           "resources": [{"uri": FORMS_URI, "digest": "sha256:" + "0" * 64, "size": 1}]}, "must list its SKILL.md"),
+        ({"uri": SKILL_URI, "frontmatter": {"name": "pdf-processing", "description": "d"},
+          "resources": [{"uri": u, "digest": "sha256:" + "0" * 64, "size": 1}
+                        for u in (SKILL_URI, "skill://other/SKILL.md")]}, "skill://other/SKILL.md, which is not inside"),
     ],
-    ids=["no-resources", "name", "digest", "no-manifest"],
+    ids=["no-resources", "name", "digest", "no-manifest", "outside"],
 )
 def test_an_invalid_entry_is_refused_naming_what_is_wrong(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ProtocolViolation, match=re.escape(message)):

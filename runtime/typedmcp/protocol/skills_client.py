@@ -129,6 +129,10 @@ class SkillEntry:
             files.append(SkillResource(uri=ref_uri, digest=digest, size=size))
         if not any(f.uri == uri for f in files):
             raise ProtocolViolation(f"skill {uri}: resources must list its {MANIFEST}")
+        root = uri[: -len(MANIFEST)]
+        outside = next((f.uri for f in files if not f.uri.startswith(root)), None)
+        if outside is not None:
+            raise ProtocolViolation(f"skill {uri}: its resources list {outside}, which is not inside the skill")
         return cls(uri=uri, frontmatter=dict(frontmatter), resources=tuple(files))
 
     def check_limits(self) -> None:
@@ -248,6 +252,7 @@ class SkillsClient:
         self.client = client
         self.session: Any = client.session
         self._verified: dict[tuple[str, str], SkillFileContent] = {}
+        self._dynamic_bytes: dict[str, int] = {}  # per dynamic skill: what was read so far
 
     @property
     def settings(self) -> dict[str, Any] | None:
@@ -340,6 +345,8 @@ class SkillsClient:
                 f"{uri} is not a file the entry of {entry.uri} lists; refresh the entry with skills/get "
                 "(a changed skill needs approving again)"
             )
+        if entry.dynamic and uri != entry.uri and not uri.startswith(f"{entry.root}/"):
+            raise SkillVerificationError(f"{uri} is not inside the skill {entry.root}; not read")
         if listed is not None and (hit := self._verified.get((uri, listed.digest))) is not None:
             return hit
         result = await self.client.read_resource(uri=uri)
@@ -348,6 +355,13 @@ class SkillsClient:
         if listed is not None:
             verify(listed, data)
             self._verified[(uri, listed.digest)] = read
+        else:  # a dynamic skill: no digest to check; the SEP's total size still bounds it
+            total = self._dynamic_bytes[entry.uri] = self._dynamic_bytes.get(entry.uri, 0) + len(data)
+            if total > MAX_SKILL_BYTES:
+                raise SkillVerificationError(
+                    f"{uri}: the dynamic skill {entry.uri} has now sent {total} bytes, over the "
+                    f"SEP-2640 limit of {MAX_SKILL_BYTES}; not used"
+                )
         return read
 
     async def load(self, entry: SkillEntry) -> SkillFileContent:
