@@ -21,6 +21,14 @@ import click
 from . import __version__
 from .diff import diff, load_side
 from .errors import CodegenError
+from .extension import core_methods, generate_extension, generate_extensions
+from .extension_pins import (
+    ALL_EXTENSIONS,
+    EXTENSIONS_FOLDER,
+    NO_EXTENSIONS,
+    load_extension_pins,
+    load_extension_schema,
+)
 from .generate import generate_package, generate_revisions, generate_root
 from .load import DEBUG_ENV, SchemaSource, load_schema, shipped_schema_path, unknown_environment
 from .output import check_tree, write_tree
@@ -92,6 +100,20 @@ def finish(work: Callable[[], int]) -> None:
     help="Folder with <revision>/schema.json [env: MCP_CODEGEN_SCHEMA_DIR].",
 )
 @click.option("--offline", is_flag=True, help="Never download a schema.")
+@click.option(
+    "--extension",
+    "extension_name",
+    metavar="NAME",
+    help="Generate one extension's package (e.g. tasks, apps) instead of a revision. "
+    f"Default --out: {DEFAULT_ROOT / EXTENSIONS_FOLDER}/<NAME>.",
+)
+@click.option(
+    "--extensions",
+    "extension_names",
+    metavar="NAMES",
+    help="The extensions to include, comma-separated, or all or none: with --all (default "
+    "all, in <out>/extensions/) or --version (default none, in the package's extensions/).",
+)
 @click.option("--tool-version", is_flag=True, help="Same as: mcp-codegen version.")
 @click.pass_context
 def main(context: click.Context, /, **options: Any) -> None:
@@ -189,6 +211,8 @@ def run(
     schema_dir: Path | None,
     offline: bool,
     tool_version: bool,
+    extension_name: str | None = None,
+    extension_names: str | None = None,
 ) -> int:
     """The command's logic; returns the exit code, raises CodegenError on bad input."""
     pins = load_pins()
@@ -198,6 +222,9 @@ def run(
     if list_revisions:
         _print_list(pins)
         return 0
+    if extension_name is not None:
+        return _run_extension(extension_name, revision, all_revisions, extension_names, out,
+                              check, schema_file, schema_dir, offline, pins)
     if revision == NO_VALUE:
         raise CodegenError(
             "--version needs a protocol revision", f"use one of: {_choices(pins)}"
@@ -213,9 +240,19 @@ def run(
             "use --schema-dir DIR (with DIR/<revision>/schema.json) together with --all",
         )
     source = SchemaSource.from_environment(schema_file, schema_dir, offline)
+    extensions = load_extension_pins().select(
+        extension_names or (ALL_EXTENSIONS if all_revisions else NO_EXTENSIONS)
+    )
     if all_revisions:
         packages = generate_revisions([pin.revision for pin in pins.released], pins, source)
         files = generate_root(packages)
+        cores = {
+            p.protocol.revision: frozenset(
+                m.method for m in (*p.protocol.requests, *p.protocol.notifications)
+            )
+            for p in packages
+        }
+        files = dict(sorted({**files, **generate_extensions(extensions, pins, source, cores)}.items()))
         target = out or DEFAULT_ROOT
     else:
         assert revision is not None
@@ -229,8 +266,33 @@ def run(
                 err=True,
             )
         package = generate_package(schema, pins.find(schema.revision))
-        files = package.files
+        files = {**package.files, **generate_extensions(extensions, pins, source)}
         target = out or DEFAULT_ROOT / package_name(schema.revision)
+    if check:
+        return _check(files, target)
+    write_tree(files, target)
+    click.echo(f"wrote {len(files)} files to {target}")
+    return 0
+
+
+def _run_extension(
+    name: str, revision: str | None, all_revisions: bool, extension_names: str | None,
+    out: Path | None, check: bool, schema_file: Path | None, schema_dir: Path | None,
+    offline: bool, pins: PinTable,
+) -> int:
+    """``--extension NAME``: one extension's package on its own."""
+    if revision is not None or all_revisions or extension_names is not None or schema_file:
+        raise CodegenError(
+            "--extension generates one extension's package on its own; it takes no --version, "
+            "--all, --extensions or --schema",
+            "run mcp-codegen --extension NAME [--out FOLDER], or include extensions in a "
+            "revision's package with --version REVISION --extensions NAMES",
+        )
+    pin = load_extension_pins().find(name)
+    source = SchemaSource.from_environment(None, schema_dir, offline)
+    schema = load_extension_schema(pin, source)
+    files = generate_extension(schema, pin, core_methods(pin, pins, source))
+    target = out or DEFAULT_ROOT / EXTENSIONS_FOLDER / pin.name
     if check:
         return _check(files, target)
     write_tree(files, target)
