@@ -21,7 +21,7 @@ import click
 from . import __version__
 from .diff import diff, load_side
 from .errors import CodegenError
-from .extension import core_methods, generate_extension, generate_extensions
+from .extension import core_methods, generate_extension, generate_extensions, methods_of
 from .extension_pins import (
     ALL_EXTENSIONS,
     EXTENSIONS_FOLDER,
@@ -246,12 +246,7 @@ def run(
     if all_revisions:
         packages = generate_revisions([pin.revision for pin in pins.released], pins, source)
         files = generate_root(packages)
-        cores = {
-            p.protocol.revision: frozenset(
-                m.method for m in (*p.protocol.requests, *p.protocol.notifications)
-            )
-            for p in packages
-        }
+        cores = {p.protocol.revision: methods_of(p.protocol) for p in packages}
         files = dict(sorted({**files, **generate_extensions(extensions, pins, source, cores)}.items()))
         target = out or DEFAULT_ROOT
     else:

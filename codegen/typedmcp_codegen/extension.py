@@ -20,7 +20,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from .analyse import Direction, Gate, Notification, Request, analyse, handler_name
+from .analyse import Direction, Gate, Notification, Protocol, Request, analyse, handler_name
 from .document import JSONObject, definitions, definitions_key, ref_name
 from .errors import CodegenError
 from .extension_pins import EXTENSIONS_FOLDER, ExtensionPin, load_extension_schema
@@ -68,8 +68,12 @@ def core_methods(pin: ExtensionPin, pins: PinTable, source: SchemaSource) -> fro
             "correct its 'revision' (see mcp-codegen --list)",
         )
     schema = load_schema(pin.revision, pins, source)
-    protocol = analyse(schema.document, schema.revision, schema.sha256)
-    return frozenset(m.method for m in (*protocol.requests, *protocol.notifications))
+    return methods_of(analyse(schema.document, schema.revision, schema.sha256))
+
+
+def methods_of(protocol: Protocol) -> frozenset[str]:
+    """Every request and notification method of a core revision."""
+    return frozenset([r.method for r in protocol.requests] + [n.method for n in protocol.notifications])
 
 
 def hoist_params(document: JSONObject) -> JSONObject:
@@ -83,7 +87,9 @@ def hoist_params(document: JSONObject) -> JSONObject:
     key = definitions_key(hoisted)
     for name in sorted(defs):
         branch = _method_branch(defs[name])
-        params = branch.get("properties", {}).get("params") if branch else None
+        if branch is None:
+            continue
+        params = branch.get("properties", {}).get("params")
         if not isinstance(params, dict) or ref_name(params) is not None:
             continue
         params_name = f"{name}Params"
@@ -189,14 +195,15 @@ def generate_extension(schema: LoadedSchema, pin: ExtensionPin, core: frozenset[
     header = PackageHeader(pin.version, "extension", schema.sha256, True, extension=pin)
     modules = emit_models(document)
     index = index_models(modules)
-    for message in (*protocol.requests, *protocol.notifications):
-        named = [message.params_type]
-        if isinstance(message, Request):
-            named.append(message.result_type)
-        missing = [name for name in named if name is not None and name not in index]
+    named: list[tuple[str, tuple[str | None, str | None]]] = [
+        (r.method, (r.params_type, r.result_type)) for r in protocol.requests
+    ]
+    named += [(n.method, (n.params_type, None)) for n in protocol.notifications]
+    for method, types in named:
+        missing = [name for name in types if name is not None and name not in index]
         if missing:
             raise CodegenError(
-                f"extension {pin.name}: {message.method} names {', '.join(missing)}, for "
+                f"extension {pin.name}: {method} names {', '.join(missing)}, for "
                 "which no model was generated",
                 "this is a generator bug; report it with the extension's schema",
             )
@@ -298,7 +305,8 @@ def _method_branch(schema: Any) -> dict[str, Any] | None:
     for branch in [schema, *schema.get("allOf", [])]:
         method = branch.get("properties", {}).get("method") if isinstance(branch, dict) else None
         if isinstance(method, dict) and isinstance(method.get("const"), str):
-            return branch
+            found: dict[str, Any] = branch
+            return found
     return None
 
 

@@ -248,7 +248,8 @@ class TaskRegistry:
         those are ignored, so they are not validated either (the ones kept are validated
         again as answers to their requests when delivered)."""
         responses = params.get("inputResponses")
-        task = self.tasks.get(params.get(TASK_ID)) if isinstance(params.get(TASK_ID), str) else None
+        task_id = params.get(TASK_ID)
+        task = self.tasks.get(task_id) if isinstance(task_id, str) else None
         if not isinstance(responses, Mapping) or task is None or task.owner != owner:
             return params
         return {**params, "inputResponses": {k: v for k, v in responses.items() if k in task.answers}}
