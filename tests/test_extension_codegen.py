@@ -281,3 +281,31 @@ def test_apps_models_agree_with_the_schema(definition: str, instance: Any) -> No
     expected = (definition, instance) in APPS_EXAMPLES
     assert schema_accepts("apps", definition, instance) is expected
     assert model_accepts(getattr(apps_models, definition), instance) is expected
+
+
+# -- mcp-codegen diff on an extension ----------------------------------------------------------
+
+
+def test_diff_reports_what_a_new_extension_schema_changes(tmp_path: Path) -> None:
+    document = json.loads((PINNED / "ext-tasks" / "schema.json").read_text("utf-8"))
+    defs = document["$defs"]
+    del defs["CancelTaskRequest"], defs["CancelTaskResult"]
+    params = defs["GetTaskRequest"]["allOf"][1]["properties"]["params"]
+    params["properties"]["verbose"] = {"type": "boolean"}
+    params["required"].append("verbose")
+    update = tmp_path / "ext-tasks-next.json"
+    update.write_text(json.dumps(document), "utf-8")
+    result = invoke("diff", "tasks", update)
+    assert result.exit_code == 4, result.output
+    assert "extension era" in result.output
+    assert "- `tasks/cancel`\n  - **breaking** (handler code, calling code): request removed" in result.output
+    assert "params field added (required) `verbose`" in result.output
+    assert "Generated signatures" not in result.output  # an extension package has no stubs
+    same = invoke("diff", GENERATED / "tasks", "tasks")
+    assert same.exit_code == 0 and "No changes." in same.output
+
+
+def test_diff_of_an_extension_against_a_revision_is_refused() -> None:
+    result = invoke("diff", "tasks", "2026-07-28")
+    assert result.exit_code == 2
+    assert "the other side is the extension tasks" in result.output and "Traceback" not in result.output

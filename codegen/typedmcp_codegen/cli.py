@@ -22,6 +22,7 @@ from . import __version__
 from .diff import diff, load_side
 from .errors import CodegenError
 from .extension import core_methods, generate_extension, generate_extensions, methods_of
+from .extension_diff import extension_diff, extension_sides
 from .extension_pins import (
     ALL_EXTENSIONS,
     EXTENSIONS_FOLDER,
@@ -156,14 +157,19 @@ def diff_command(old: str, new: str, as_json: bool, schema_dir: Path | None, off
     """What moving from OLD to NEW changes, in protocol terms.
 
     OLD and NEW are each a revision (2025-06-18, latest, draft), a schema.json, or a
-    package folder written by mcp-codegen (compared as the schema it was generated from).
+    package folder written by mcp-codegen (compared as the schema it was generated from);
+    or an extension: its name (tasks), its package folder, or a schema file of it.
     Exit code 4 when a change breaks code written against OLD, 0 otherwise.
     """
 
     def work() -> int:
         pins = load_pins()
         source = SchemaSource.from_environment(None, schema_dir, offline)
-        report = diff(load_side(old, pins, source), load_side(new, pins, source))
+        sides = extension_sides(old, new, pins, load_extension_pins(), source)
+        if sides is None:
+            report = diff(load_side(old, pins, source), load_side(new, pins, source))
+        else:
+            report = extension_diff(*sides)
         if as_json:
             click.echo(json.dumps(report.to_json(), indent=2))
         else:
