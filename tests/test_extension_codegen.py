@@ -309,3 +309,15 @@ def test_diff_of_an_extension_against_a_revision_is_refused() -> None:
     result = invoke("diff", "tasks", "2026-07-28")
     assert result.exit_code == 2
     assert "the other side is the extension tasks" in result.output and "Traceback" not in result.output
+
+
+def test_optional_becomes_a_union_with_none() -> None:
+    """The linter's ``X | None`` would break a forward reference; ``Union[..., None]`` is the
+    same type and lint-clean."""
+    from typedmcp_codegen.extension import optional_as_union
+
+    source = 'from typing import Optional, Union\nX = Optional[Union[int, "list[X]"]]\nY = Optional[str]\n'
+    rewritten = optional_as_union(source)
+    assert "Optional" not in rewritten
+    assert "X = Union[int, 'list[X]', None]" in rewritten and "Y = Union[str, None]" in rewritten
+    assert optional_as_union("X = int\n") == "X = int\n"

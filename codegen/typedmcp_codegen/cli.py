@@ -246,8 +246,9 @@ def run(
             "use --schema-dir DIR (with DIR/<revision>/schema.json) together with --all",
         )
     source = SchemaSource.from_environment(schema_file, schema_dir, offline)
+    default = ALL_EXTENSIONS if all_revisions else NO_EXTENSIONS
     extensions = load_extension_pins().select(
-        extension_names or (ALL_EXTENSIONS if all_revisions else NO_EXTENSIONS)
+        default if extension_names is None else extension_names
     )
     if all_revisions:
         packages = generate_revisions([pin.revision for pin in pins.released], pins, source)

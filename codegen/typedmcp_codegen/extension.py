@@ -16,6 +16,7 @@ lazy ``models`` package.
 
 from __future__ import annotations
 
+import ast
 import copy
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from .errors import CodegenError
 from .extension_pins import EXTENSIONS_FOLDER, ExtensionPin, load_extension_schema
 from .format import format_files
 from .load import LoadedSchema, SchemaSource, load_schema
-from .models import emit_models, index_models
+from .models import emit_models, index_models, prune_unused_imports
 from .pins import PinTable
 from .render import (
     PackageHeader,
@@ -193,7 +194,7 @@ def generate_extension(schema: LoadedSchema, pin: ExtensionPin, core: frozenset[
     document = hoist_params(schema.document)
     protocol = analyse_extension(document, pin, core)
     header = PackageHeader(pin.version, "extension", schema.sha256, True, extension=pin)
-    modules = emit_models(document)
+    modules = {name: optional_as_union(source) for name, source in emit_models(document).items()}
     index = index_models(modules)
     named: list[tuple[str, tuple[str | None, str | None]]] = [
         (r.method, (r.params_type, r.result_type)) for r in protocol.requests
@@ -234,6 +235,47 @@ def generate_extensions(
         for path, text in generate_extension(schema, pin, core).items():
             files[f"{EXTENSIONS_FOLDER}/{pin.name}/{path}"] = text
     return dict(sorted(files.items()))
+
+
+class _OptionalAsUnion(ast.NodeTransformer):
+    """``Optional[Union[a, b]]`` -> ``Union[a, b, None]``; ``Optional[a]`` -> ``Union[a, None]``."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if not (isinstance(node.value, ast.Name) and node.value.id == "Optional"):
+            return node
+        inner = node.slice
+        is_union = (
+            isinstance(inner, ast.Subscript)
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id == "Union"
+        )
+        members: list[ast.expr] = [inner]
+        if isinstance(inner, ast.Subscript) and is_union:
+            members = list(inner.slice.elts) if isinstance(inner.slice, ast.Tuple) else [inner.slice]
+        union = ast.Subscript(
+            value=ast.Name("Union", ast.Load()),
+            slice=ast.Tuple([*members, ast.Constant(None)], ast.Load()),
+            ctx=ast.Load(),
+        )
+        return ast.copy_location(union, node)
+
+
+def optional_as_union(source: str) -> str:
+    """A model module without ``Optional[...]`` (as ``Union[..., None]``, the same type).
+
+    datamodel-code-generator writes ``Optional[Union[...]]`` for a recursive nullable alias
+    (ext-apps' JSON value), whose string forward references keep it from using ``|``; the
+    linter asks for ``X | None`` there, which those references would break at run time.
+    Modules without ``Optional[`` are returned as they are.
+    """
+    if "Optional[" not in source:
+        return source
+    tree = _OptionalAsUnion().visit(ast.parse(source))
+    typing_imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "typing"]
+    if not any(alias.name == "Union" for node in typing_imports for alias in node.names):
+        tree.body.insert(0, ast.ImportFrom("typing", [ast.alias("Union")], 0))
+    return prune_unused_imports(ast.unparse(ast.fix_missing_locations(tree)) + "\n")
 
 
 def _flatten_envelope(defs: JSONObject, schema: Any) -> JSONObject | None:

@@ -182,6 +182,7 @@ def extension_dispatch(
         header=header,
         requests=[_request_entry(r) for r in requests],
         has_variants=False,
+        has_gates=any(r.gates for r in requests) or any(n.gates for n in notifications),
         notifications=[_notification_entry(n) for n in notifications],
     )
 

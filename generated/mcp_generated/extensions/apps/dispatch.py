@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from typedmcp.protocol.spec import Direction, Gate, NotificationSpec, RequestSpec
+from typedmcp.protocol.spec import Direction, NotificationSpec, RequestSpec
 
 from . import models as m
 

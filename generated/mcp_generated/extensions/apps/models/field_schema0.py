@@ -3,18 +3,17 @@
 # Regenerate: mcp-codegen --extension apps --out <this folder>
 from pydantic import StrictBool, StrictFloat, StrictInt
 from typing_extensions import TypeAliasType
-from typing import Optional, Union
+from typing import Union
 
 FieldSchema0 = TypeAliasType(
     "FieldSchema0",
-    Optional[
-        Union[
-            str,
-            StrictInt,
-            StrictFloat,
-            StrictBool,
-            "dict[str, FieldSchema0]",
-            "list[FieldSchema0]",
-        ]
+    Union[
+        str,
+        StrictInt,
+        StrictFloat,
+        StrictBool,
+        "dict[str, FieldSchema0]",
+        "list[FieldSchema0]",
+        None,
     ],
 )
