@@ -5,9 +5,11 @@ analysis of its own, because an extension's schema has no Client*/Server* unions
 messages are the definitions with a constant ``method`` (``XRequest`` paired with
 ``XResult``, ``XNotification``), less the methods of the core revision it extends (which its
 schema repeats only because its types refer to them: ext-tasks carries ``elicitation/create``
-for the input requests a task asks). Inline params are first hoisted into definitions of
-their own (``GetTaskRequestParams``), so the method table can name them; that rewrite
-changes no accepted instance.
+for the input requests a task asks). The schema is first rewritten (:func:`hoist_params`),
+none of it changing an accepted instance: inline params become definitions of their own
+(``GetTaskRequestParams``), so the method table can name them; a message written as
+``allOf`` of the JSON-RPC envelope and its own object becomes one object; and a request with
+no result of its own gets :data:`EMPTY_RESULT`.
 
 The package: ``__init__.py`` (identifier, version, sha256 of the schema), ``dispatch.py``
 (``REQUESTS`` and ``NOTIFICATIONS``: method -> spec, as a core revision's table) and the
