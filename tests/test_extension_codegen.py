@@ -321,3 +321,15 @@ def test_optional_becomes_a_union_with_none() -> None:
     assert "Optional" not in rewritten
     assert "X = Union[int, 'list[X]', None]" in rewritten and "Y = Union[str, None]" in rewritten
     assert optional_as_union("X = int\n") == "X = int\n"
+
+
+def test_a_missing_extension_schema_is_one_clear_error() -> None:
+    import dataclasses
+
+    from typedmcp_codegen.errors import CodegenError
+
+    pin = dataclasses.replace(pin_of("tasks"), schema="ext-gone/schema.json")
+    with pytest.raises(CodegenError) as missing:
+        load_extension_schema(pin, SHIPPED_ONLY)
+    assert "ext-gone/schema.json is missing" in missing.value.problem
+    assert pin.url in missing.value.fix and "--schema-dir" in missing.value.fix
