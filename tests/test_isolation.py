@@ -65,8 +65,11 @@ for name in runtime:
 
 import mcp_generated
 
+import mcp_generated.extensions
+
 packages = sorted(
-    info.name for info in pkgutil.iter_modules(mcp_generated.__path__) if info.ispkg
+    info.name for info in pkgutil.iter_modules(mcp_generated.__path__)
+    if info.ispkg and info.name != "extensions"
 )
 message = {"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}
 parsed = {}
@@ -84,8 +87,16 @@ for package in packages:
         "server": hasattr(modules["server"], "ServerHandlers"),
     }
 
+extensions = {}
+for identifier, name in mcp_generated.extensions.EXTENSIONS.items():
+    table = importlib.import_module(f"mcp_generated.extensions.{name}.dispatch")
+    for spec in table.REQUESTS.values():  # every model of the table builds
+        spec.params_type, spec.result_type
+    extensions[identifier] = sorted(table.REQUESTS)
+
 leaked = sorted(name for name in sys.modules if name.split(".")[0] in BLOCKED)
 print(json.dumps({
+    "extensions": extensions,
     "runtime": runtime,
     "revisions": mcp_generated.REVISIONS,
     "parsed": parsed,
@@ -118,6 +129,8 @@ def test_generated_packages_and_runtime_work_without_generator_dependencies(
     expected_packages = {pin.revision: package_name(pin.revision) for pin in load_pins().released}
     assert report["revisions"] == expected_packages
     assert sorted(report["parsed"]) == sorted(expected_packages.values())
+    assert report["extensions"]["io.modelcontextprotocol/tasks"] == ["tasks/cancel", "tasks/get", "tasks/update"]
+    assert "ui/initialize" in report["extensions"]["io.modelcontextprotocol/ui"]
     message = {"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}
     for package, parsed in report["parsed"].items():
         assert parsed == {
@@ -133,7 +146,8 @@ def committed_packages() -> list[tuple[Pin, Path]]:
 
 
 def test_every_released_revision_has_a_committed_package() -> None:
-    folders = sorted(p.name for p in GENERATED.iterdir() if (p / "__init__.py").is_file())
+    folders = sorted(p.name for p in GENERATED.iterdir()
+                     if (p / "__init__.py").is_file() and p.name != "extensions")  # (not a revision)
     assert folders == sorted(folder.name for _, folder in committed_packages())
 
 

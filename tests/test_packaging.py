@@ -68,6 +68,10 @@ def test_wheel_ships_templates_pins_and_only_the_generator(wheel: Path) -> None:
     templates = {n for n in names if n.startswith("typedmcp_codegen/templates/") and n.endswith(".j2")}
     assert len(templates) == len(list((REPO_ROOT / "templates").glob("*.j2")))
     assert "typedmcp_codegen/schema/pins.json" in names
+    assert "typedmcp_codegen/schema/extensions/pins.json" in names
+    for extension in ("ext-apps", "ext-tasks"):
+        assert f"typedmcp_codegen/schema/extensions/{extension}/schema.json" in names
+        assert f"typedmcp_codegen/schema/extensions/{extension}/LICENSE" in names
     assert "typedmcp_codegen/py.typed" in names
     # the runtime is its own distribution
     assert not any(n.startswith("typedmcp_codegen/runtime/") for n in names)
@@ -99,6 +103,12 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
     # the generated packages carry the schemas' descriptions: their licence comes along
     schema_licence = archive.read(f"{dist_info}/licenses/SCHEMA-LICENSE")
     assert schema_licence == (REPO_ROOT / "schema" / "LICENSE").read_bytes()
+    for extension in ("ext-apps", "ext-tasks"):  # so do the extensions' packages
+        shipped = archive.read(f"{dist_info}/licenses/extension-licenses/{extension}/LICENSE")
+        assert shipped == (REPO_ROOT / "schema" / "extensions" / extension / "LICENSE").read_bytes()
+    for name in ("apps", "tasks"):
+        assert f"mcp_generated/extensions/{name}/dispatch.py" in names
+        assert f"mcp_generated/extensions/{name}/models/__init__.py" in names
     required = sorted(line.removeprefix("Requires-Dist: ") for line in metadata
                       if line.startswith("Requires-Dist: "))
     assert required == [
@@ -122,7 +132,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
 def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     names = set(archive.namelist())
-    shipped = sorted(n for n in names if n.endswith("/schema.json"))
+    shipped = sorted(n for n in names if n.endswith("/schema.json") and "/extensions/" not in n)
     assert shipped == [f"typedmcp_codegen/schema/{revision}/schema.json" for revision in RELEASED]
     for revision in RELEASED:
         data = archive.read(f"typedmcp_codegen/schema/{revision}/schema.json")

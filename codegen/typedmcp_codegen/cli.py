@@ -21,6 +21,15 @@ import click
 from . import __version__
 from .diff import diff, load_side
 from .errors import CodegenError
+from .extension import core_methods, generate_extension, generate_extensions, methods_of
+from .extension_diff import extension_diff, extension_sides
+from .extension_pins import (
+    ALL_EXTENSIONS,
+    EXTENSIONS_FOLDER,
+    NO_EXTENSIONS,
+    load_extension_pins,
+    load_extension_schema,
+)
 from .generate import generate_package, generate_revisions, generate_root
 from .load import DEBUG_ENV, SchemaSource, load_schema, shipped_schema_path, unknown_environment
 from .output import check_tree, write_tree
@@ -92,6 +101,20 @@ def finish(work: Callable[[], int]) -> None:
     help="Folder with <revision>/schema.json [env: MCP_CODEGEN_SCHEMA_DIR].",
 )
 @click.option("--offline", is_flag=True, help="Never download a schema.")
+@click.option(
+    "--extension",
+    "extension_name",
+    metavar="NAME",
+    help="Generate one extension's package (e.g. tasks, apps) instead of a revision. "
+    f"Default --out: {DEFAULT_ROOT / EXTENSIONS_FOLDER}/<NAME>.",
+)
+@click.option(
+    "--extensions",
+    "extension_names",
+    metavar="NAMES",
+    help="The extensions to include, comma-separated, or all or none: with --all (default "
+    "all, in <out>/extensions/) or --version (default none, in the package's extensions/).",
+)
 @click.option("--tool-version", is_flag=True, help="Same as: mcp-codegen version.")
 @click.pass_context
 def main(context: click.Context, /, **options: Any) -> None:
@@ -134,14 +157,19 @@ def diff_command(old: str, new: str, as_json: bool, schema_dir: Path | None, off
     """What moving from OLD to NEW changes, in protocol terms.
 
     OLD and NEW are each a revision (2025-06-18, latest, draft), a schema.json, or a
-    package folder written by mcp-codegen (compared as the schema it was generated from).
+    package folder written by mcp-codegen (compared as the schema it was generated from);
+    or an extension: its name (tasks), its package folder, or a schema file of it.
     Exit code 4 when a change breaks code written against OLD, 0 otherwise.
     """
 
     def work() -> int:
         pins = load_pins()
         source = SchemaSource.from_environment(None, schema_dir, offline)
-        report = diff(load_side(old, pins, source), load_side(new, pins, source))
+        sides = extension_sides(old, new, pins, load_extension_pins(), source)
+        if sides is None:
+            report = diff(load_side(old, pins, source), load_side(new, pins, source))
+        else:
+            report = extension_diff(*sides)
         if as_json:
             click.echo(json.dumps(report.to_json(), indent=2))
         else:
@@ -189,6 +217,8 @@ def run(
     schema_dir: Path | None,
     offline: bool,
     tool_version: bool,
+    extension_name: str | None = None,
+    extension_names: str | None = None,
 ) -> int:
     """The command's logic; returns the exit code, raises CodegenError on bad input."""
     pins = load_pins()
@@ -198,6 +228,9 @@ def run(
     if list_revisions:
         _print_list(pins)
         return 0
+    if extension_name is not None:
+        return _run_extension(extension_name, revision, all_revisions, extension_names, out,
+                              check, schema_file, schema_dir, offline, pins)
     if revision == NO_VALUE:
         raise CodegenError(
             "--version needs a protocol revision", f"use one of: {_choices(pins)}"
@@ -213,9 +246,15 @@ def run(
             "use --schema-dir DIR (with DIR/<revision>/schema.json) together with --all",
         )
     source = SchemaSource.from_environment(schema_file, schema_dir, offline)
+    default = ALL_EXTENSIONS if all_revisions else NO_EXTENSIONS
+    extensions = load_extension_pins().select(
+        default if extension_names is None else extension_names
+    )
     if all_revisions:
         packages = generate_revisions([pin.revision for pin in pins.released], pins, source)
         files = generate_root(packages)
+        cores = {p.protocol.revision: methods_of(p.protocol) for p in packages}
+        files = dict(sorted({**files, **generate_extensions(extensions, pins, source, cores)}.items()))
         target = out or DEFAULT_ROOT
     else:
         assert revision is not None
@@ -229,8 +268,33 @@ def run(
                 err=True,
             )
         package = generate_package(schema, pins.find(schema.revision))
-        files = package.files
+        files = {**package.files, **generate_extensions(extensions, pins, source)}
         target = out or DEFAULT_ROOT / package_name(schema.revision)
+    if check:
+        return _check(files, target)
+    write_tree(files, target)
+    click.echo(f"wrote {len(files)} files to {target}")
+    return 0
+
+
+def _run_extension(
+    name: str, revision: str | None, all_revisions: bool, extension_names: str | None,
+    out: Path | None, check: bool, schema_file: Path | None, schema_dir: Path | None,
+    offline: bool, pins: PinTable,
+) -> int:
+    """``--extension NAME``: one extension's package on its own."""
+    if revision is not None or all_revisions or extension_names is not None or schema_file:
+        raise CodegenError(
+            "--extension generates one extension's package on its own; it takes no --version, "
+            "--all, --extensions or --schema",
+            "run mcp-codegen --extension NAME [--out FOLDER], or include extensions in a "
+            "revision's package with --version REVISION --extensions NAMES",
+        )
+    pin = load_extension_pins().find(name)
+    source = SchemaSource.from_environment(None, schema_dir, offline)
+    schema = load_extension_schema(pin, source)
+    files = generate_extension(schema, pin, core_methods(pin, pins, source))
+    target = out or DEFAULT_ROOT / EXTENSIONS_FOLDER / pin.name
     if check:
         return _check(files, target)
     write_tree(files, target)

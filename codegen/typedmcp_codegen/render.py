@@ -18,6 +18,7 @@ from . import __version__
 from .analyse import Direction, Notification, Protocol, Request, Variant
 from .document import HANDSHAKE_MESSAGES
 from .errors import CodegenError
+from .extension_pins import ExtensionPin
 from .models import Field, ModelInfo
 from .names import RUNTIME_INTERFACE, RUNTIME_PACKAGE
 from .pins import package_name
@@ -61,13 +62,15 @@ class PackageHeader:
     """What a package states about its schema: every file's header has the revision, era
     and how to regenerate; only ``__init__.py`` has the sha256 (so a changed schema changes
     only the files it touches). ``known``: the revision is in ``pins.json`` (``draft`` is,
-    unpinned), so ``--version`` alone finds its schema again."""
+    unpinned), so ``--version`` alone finds its schema again. ``extension``: the package is
+    an extension's (its pin), not a core revision's."""
 
     revision: str
     era: str
     sha256: str
     pinned: bool
     known: bool = True
+    extension: ExtensionPin | None = None
 
 
 def render_stubs(
@@ -162,6 +165,31 @@ def render_models(
         header=header, names=names
     )
     return files
+
+
+def render_extension_init(header: PackageHeader) -> str:
+    """The ``__init__.py`` of an extension's package."""
+    return _environment().get_template("extension_init.py.j2").render(
+        header=header, generator_version=__version__, runtime_interface=RUNTIME_INTERFACE
+    )
+
+
+def extension_dispatch(
+    header: PackageHeader, requests: tuple[Request, ...], notifications: tuple[Notification, ...]
+) -> str:
+    """The ``dispatch.py`` of an extension's package (the core revision's template)."""
+    return _environment().get_template("dispatch.py.j2").render(
+        header=header,
+        requests=[_request_entry(r) for r in requests],
+        has_variants=False,
+        has_gates=any(r.gates for r in requests) or any(n.gates for n in notifications),
+        notifications=[_notification_entry(n) for n in notifications],
+    )
+
+
+def render_extensions_root(pins: tuple[ExtensionPin, ...]) -> str:
+    """The ``extensions/__init__.py`` of the folder holding the extensions' packages."""
+    return _environment().get_template("extensions_init.py.j2").render(pins=pins)
 
 
 def render_root_init(revisions: list[PackageHeader]) -> str:

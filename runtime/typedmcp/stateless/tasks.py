@@ -16,11 +16,12 @@ The server serves this surface when it declares the extension:
 principal that created them (anonymous requests share one owner; task ids are 128 random
 bits); a terminal task is kept for its ``ttlMs``.
 
-No machine-readable schema of the extension is published (the 2026-07-28 schema has no
-``Task`` and no ``tasks/*``; the conformance suite's checks and the SEP's text are the
-reference), so its three methods and its two result shapes are written by hand, here and
-nowhere else. The 2025-11-25 core tasks (``protocol/tasks.py``, ``tasks=True``) are a
-different wire and stay as they are.
+The extension's methods, params and results come from its published schema (ext-tasks,
+pinned in ``schema/extensions/pins.json``) through mcp-codegen: :data:`TASK_METHODS` is the
+generated method table's (``mcp_generated.extensions.tasks.dispatch``), each request's
+params are validated by its generated model before it is served and each answer by its
+result model before it is sent. The 2025-11-25 core tasks (``protocol/tasks.py``,
+``tasks=True``) are a different wire and stay as they are.
 """
 
 from __future__ import annotations
@@ -32,17 +33,23 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from mcp_generated.extensions.tasks import dispatch as generated_tasks
+from pydantic import ValidationError
+
 from ..engine.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, handler_failed, quoted
 from ..protocol.extensions import TASKS_EXTENSION, supports_extension
 from ..protocol.meta import CLIENT_CAPABILITIES_KEY, COMPLETE, MISSING_REQUIRED_CLIENT_CAPABILITY
-from ..protocol.results import to_wire
+from ..protocol.results import describe, to_wire
+from ..protocol.spec import RequestSpec
 from ..protocol.stubs import ToolError
 from ..protocol.tasks import DEFAULT_TTL_MS, MAX_TASKS, POLL_INTERVAL_MS, TERMINAL, _now
 from .scope import _scope
 from .sealing import principal_tag
 
-#: The methods of the extension (SEP-2663); ``tasks/result`` and ``tasks/list`` are gone.
-TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+#: The extension's requests (SEP-2663), from its generated method table: method -> spec.
+TASK_REQUESTS: Mapping[str, RequestSpec[Any]] = generated_tasks.REQUESTS
+#: Their methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``), as the router sees them.
+TASK_METHODS = tuple(TASK_REQUESTS)
 #: The request field the ``Mcp-Name`` header mirrors for them.
 TASK_ID = "taskId"
 TASK_RESULT_TYPE = "task"
@@ -219,16 +226,69 @@ class TaskRegistry:
         capabilities = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, Mapping) else None
         if not isinstance(capabilities, Mapping) or not supports_extension(capabilities, TASKS_EXTENSION):
             raise missing_extension(method)
-        task_id = params.get(TASK_ID)
-        if method == "tasks/get":
-            return self.get(owner, task_id).detailed()
-        if method == "tasks/update":
-            self.update(owner, task_id, params.get("inputResponses"))
-        elif method == "tasks/cancel":
-            self.cancel(owner, task_id)
-        else:
+        spec = TASK_REQUESTS.get(method)
+        serve = SERVED_BY.get(spec.handler_name) if spec is not None else None
+        if spec is None or serve is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {quoted(method)}")
+        if spec.handler_name == "update_task":
+            params = self._outstanding_only(owner, params)
+        try:
+            spec.validate_params(params)
+        except ValidationError as error:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {method}: {describe(error)}") from None
+        answer = serve(self, owner, params)
+        try:
+            spec.validate_result(answer)
+        except ValidationError as error:  # a bug here, not the client's: logged, not detailed
+            raise handler_failed(method, None, error) from None
+        return answer
+
+    def _outstanding_only(self, owner: str | None, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``tasks/update`` params without the responses to no outstanding input request:
+        those are ignored, so they are not validated either (the ones kept are validated
+        again as answers to their requests when delivered)."""
+        responses = params.get("inputResponses")
+        task_id = params.get(TASK_ID)
+        task = self.tasks.get(task_id) if isinstance(task_id, str) else None
+        if not isinstance(responses, Mapping) or task is None or task.owner != owner:
+            return params
+        return {**params, "inputResponses": {k: v for k, v in responses.items() if k in task.answers}}
+
+    def _get(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        return self.get(owner, params.get(TASK_ID)).detailed()
+
+    def _update(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        self.update(owner, params.get(TASK_ID), params.get("inputResponses"))
         return {"resultType": COMPLETE}  # the new state is seen on the next tasks/get
+
+    def _cancel(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        self.cancel(owner, params.get(TASK_ID))
+        return {"resultType": COMPLETE}
+
+
+#: The generated table's handler names -> the registry's method that answers each.
+SERVED_BY: dict[str, Callable[[TaskRegistry, str | None, Mapping[str, Any]], dict[str, Any]]] = {
+    "get_task": TaskRegistry._get,
+    "update_task": TaskRegistry._update,
+    "cancel_task": TaskRegistry._cancel,
+}
+
+
+def check_method_table(requests: Mapping[str, RequestSpec[Any]]) -> None:
+    """Every request of the generated table has its answer here, and nothing else does: a
+    regenerated table that adds, drops or renames a method fails at import, naming it."""
+    table = {spec.handler_name: method for method, spec in requests.items()}
+    unserved = sorted(table[name] for name in set(table) - set(SERVED_BY))
+    stale = sorted(set(SERVED_BY) - set(table))
+    if unserved or stale:
+        raise ImportError(
+            "typedmcp.stateless.tasks does not match the generated tasks method table "
+            f"(mcp_generated.extensions.tasks.dispatch): unserved {unserved}, no longer in the "
+            f"table {stale}; update SERVED_BY with the table"
+        )
+
+
+check_method_table(TASK_REQUESTS)
 
 
 def missing_extension(needed_for: str) -> RpcError:
