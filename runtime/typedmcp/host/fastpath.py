@@ -1,0 +1,224 @@
+"""The gateway's pass-through for routed ``tools/call`` requests (stdio).
+
+The gateway's usual path serves a call as any server would: the request is validated
+into models, the handler calls :meth:`~.core.Host.call_tool`, whose client validates the
+server's result into models again, and the answer is dumped back to JSON. When nothing
+in between needs the models, :class:`PassThrough` (the engine's dispatcher in front of
+the gateway's own) does what that path does to the wire, and only that: it routes on the
+exported name, checks the arguments against the tool's inputSchema, sends the request to
+the owning server under the server's own tool name (the server connection's own id and
+``_meta``), and relays the server's result as it came, completed as the gateway completes
+every 2026-07-28 result (``resultType``, the gateway's ``serverInfo``).
+
+What stays the usual path's: time limits and their errors, connection failures, the
+server's errors, input rounds (answered by the host's hooks, as there), progress
+(relayed under the caller's token, increasing only), cancellation by the caller (the
+engine cancels the call's task, the server is told) and the check of structured output
+against the tool's outputSchema. The pass-through steps aside (the usual path serves the
+call) for anything else: a handshake-era caller, a caller that declared sampling or
+elicitation (its calls may be parked), a log level, tracing (spans, or a trace context in ``_meta``), params beyond name, arguments and
+``_meta``, a malformed progress token, an unknown tool, arguments that break the schema
+(the usual path words the error), a server not connected or not of the caller's
+revision, host interceptors, gateway middleware or scopes, or a server configured with
+``resetTimeoutOnProgress``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..engine.jsonrpc import INTERNAL_ERROR, ConnectionClosed, RequestId, RpcError
+from ..protocol import telemetry
+from ..protocol.client import ToolOutputError
+from ..protocol.meta import CLIENT_CAPABILITIES_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
+from ..protocol.server import tool_error
+from ..stateless.server import RETIRED_CODES
+from .errors import HostError
+from .parking import FORWARDED
+
+CALL_TOOL = "tools/call"
+#: The params the pass-through relays; any other key (``task``, ``inputResponses``,
+#: ``requestState``, ...) is the usual path's to serve.
+PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
+INPUT_KINDS = tuple(FORWARDED)  # what a caller declaring it may be asked, via the gateway
+_CONNECTION_ERRORS = (ConnectionClosed, ConnectionError, OSError)
+
+
+class PassThrough:
+    """The engine's dispatcher for ``mcp-host serve --stdio``: routed ``tools/call``
+    requests pass through (see the module doc); everything else goes to ``router``."""
+
+    def __init__(self, host: Any, router: Any) -> None:
+        self.host = host
+        self.router = router
+        self.modern = router.modern
+        self.engine: Any = None
+        #: calls served by the pass-through (tests and benchmarks read it)
+        self.passed = 0
+
+    def attach(self, engine: Any) -> None:
+        """Attach the connection's engine (to the router's sessions too)."""
+        self.engine = engine
+        self.router.attach(engine)
+
+    def close(self) -> None:
+        self.router.close()
+
+    def end_of_input(self) -> None:
+        self.router.end_of_input()
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        await self.router.on_notification(method, params)
+
+    async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
+        if method == CALL_TOOL:
+            plan = self._plan(params)
+            if plan is not None:
+                self.passed += 1
+                return await self._call(*plan)
+        return await self.router.on_request(method, params, request_id)
+
+    def _plan(self, params: Any) -> tuple[Any, Any, dict[str, Any], Any] | None:
+        """(entry, runtime, the request to send, the caller's progress token) when this
+        call may pass through, else None (the usual path serves it)."""
+        modern, host = self.modern, self.host
+        if (
+            modern is None
+            or type(params) is not dict
+            or not params.keys() <= PLAIN_CALL_KEYS
+            or host.interceptors
+            or modern.middleware is not None
+            or modern.access_policy
+        ):
+            return None
+        meta = params.get("_meta")
+        if type(meta) is not dict or LOG_LEVEL_KEY in meta or _traced(meta):
+            return None
+        version = meta.get(PROTOCOL_VERSION_KEY)
+        capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
+        if version not in modern.supported_versions or type(capabilities) is not dict:
+            return None
+        if any(kind in capabilities for kind in INPUT_KINDS):
+            return None  # the gateway may park its calls to ask it: the usual path
+        token = meta.get("progressToken")
+        if token is not None and type(token) not in (str, int):
+            return None
+        name, arguments = params.get("name"), params.get("arguments")
+        if type(name) is not str or (arguments is not None and type(arguments) is not dict):
+            return None
+        route = host._routes.get(name)
+        if route is None:
+            return None
+        entry, runtime = route
+        session = runtime.session
+        if (
+            session is None
+            or session.era != "stateless"
+            or session.package is None
+            or session.package.version != version
+            or runtime.config.reset_timeout_on_progress
+        ):
+            return None
+        args = {} if arguments is None else arguments
+        if runtime.schemas.check(entry.tool, "inputSchema", args):
+            return None
+        return entry, runtime, {"name": entry.tool, "arguments": args}, token
+
+    async def _call(self, entry: Any, runtime: Any, wire: dict[str, Any], token: Any) -> Any:
+        """Send ``wire`` to the tool's server; the gateway's answer, as the usual path's."""
+        session = runtime.session
+        limit = runtime.config.timeout
+        outgoing: str | None = None
+        if token is not None:
+            outgoing = f"host-{next(self.host._tokens)}"
+            session.progress_callbacks[outgoing] = _Relay(self, token)
+            wire["_meta"] = {**session._meta, "progressToken": outgoing}
+        else:
+            wire["_meta"] = session._meta
+        engine = session.engine
+        try:
+            if engine is None:
+                raise ConnectionClosed(f"cannot send {CALL_TOOL}: the session is not connected")
+            raw = await session.exchange(engine, CALL_TOOL, wire, engine.new_request_id(), limit)
+            if type(raw) is dict and raw.get("resultType") == "input_required":
+                negotiated, _own = session._allowed(CALL_TOOL)
+                raw = await session._input_rounds(CALL_TOOL, negotiated, wire, raw, limit)
+            raw = session.on_result(CALL_TOOL, raw)
+        except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
+            failure = self.host._failure(runtime, error, f"{CALL_TOOL} {entry.name}", limit)
+            return self._finish(_tool_failure(failure))
+        except RpcError as error:
+            if error.code in RETIRED_CODES:
+                raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None
+            raise
+        finally:
+            if outgoing is not None:
+                session.progress_callbacks.pop(outgoing, None)
+        if type(raw) is not dict or raw.get("resultType", "complete") != "complete":
+            raise RpcError(INTERNAL_ERROR, "Internal error")  # as the usual path's validation ends
+        _check_output(session, entry.tool, raw)
+        return self._finish(raw)
+
+    def _finish(self, wire: dict[str, Any]) -> Any:
+        """Complete the result as the gateway's stateless server completes a handler's."""
+        return self.modern.finish(CALL_TOOL, wire)
+
+
+def _traced(meta: dict[str, Any]) -> bool:
+    """Whether the usual path has tracing to do for this call: spans (a provider is set)
+    or a trace context in the caller's ``_meta`` to carry on to the server."""
+    traced = telemetry.active()
+    return traced is not None and (traced._configured() or not traced._fields().isdisjoint(meta))
+
+
+def _tool_failure(error: Exception) -> dict[str, Any]:
+    """The usual path's answer to a host failure: a tool error result for the model."""
+    if isinstance(error, HostError):
+        return tool_error(str(error))
+    raise error
+
+
+def _check_output(session: Any, tool: str, raw: dict[str, Any]) -> None:
+    """The client's check of structured output against the tool's outputSchema."""
+    if not session.validate_tool_output or raw.get("isError"):
+        return
+    listed = session.tool_schemas.tools.get(tool)
+    if listed is None or listed.get("outputSchema") is None:
+        return
+    if session.tool_schemas.validator(tool, "outputSchema") is None:
+        return
+    structured = raw.get("structuredContent")
+    found = (session.tool_schemas.check(tool, "outputSchema", structured) if structured is not None
+             else ["(root): no structuredContent"])
+    if found:
+        raise ToolOutputError(f"tool {tool} returned output that breaks its outputSchema: " + "; ".join(found))
+
+
+class _Relay:
+    """Relays the server's progress on a passed-through call to the caller, under the
+    caller's token, increasing only (as a handler's ``report_progress``)."""
+
+    __slots__ = ("last", "passage", "token")
+
+    def __init__(self, passage: PassThrough, token: Any) -> None:
+        self.passage = passage
+        self.token = token
+        self.last: float | None = None
+
+    async def __call__(self, note: Any) -> None:
+        progress = note.progress
+        if self.last is not None and progress <= self.last:
+            return
+        self.last = progress
+        params: dict[str, Any] = {"progressToken": self.token, "progress": progress}
+        if note.total is not None:
+            params["total"] = note.total
+        if note.message is not None:
+            params["message"] = note.message
+        engine = self.passage.engine
+        if engine is not None:
+            await engine.notify("notifications/progress", params)
+
+
+__all__ = ["PassThrough"]
