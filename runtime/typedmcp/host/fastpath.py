@@ -140,7 +140,8 @@ class PassThrough:
         try:
             if engine is None:
                 raise ConnectionClosed(f"cannot send {CALL_TOOL}: the session is not connected")
-            raw = await session.exchange(engine, CALL_TOOL, wire, engine.new_request_id(), limit)
+            # (exchange() less its tracing layer: _plan found nothing to trace for this call)
+            raw = await session._exchange(engine, CALL_TOOL, wire, engine.new_request_id(), limit, None)
             if type(raw) is dict and raw.get("resultType") == "input_required":
                 negotiated, _own = session._allowed(CALL_TOOL)
                 raw = await session._input_rounds(CALL_TOOL, negotiated, wire, raw, limit)
