@@ -272,3 +272,19 @@ async def test_the_cli_serves_stdio_through_it(reaper: Any, tmp_path: Any) -> No
         echoed = await asyncio.wait_for(client.call_tool(name="p__echo", arguments={"text": "via cli"}), LIMIT)
     assert echoed.content[0].text == "via cli"  # type: ignore[union-attr]
     assert odd.content[1].text == "é ☃"  # type: ignore[union-attr]
+
+
+def test_a_bad_loop_setting_is_named(tmp_path: Any) -> None:
+    """``mcp-host`` runs on the runtime's loop chooser: a ``TYPEDMCP_LOOP`` naming no loop
+    is exit code 2 with what to set instead."""
+    import os
+    import subprocess
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {}}))
+    done = subprocess.run(
+        [sys.executable, "-m", "typedmcp.host.cli", "list", "--config", str(config)],
+        env={**os.environ, "TYPEDMCP_LOOP": "tokio"}, capture_output=True, text=True, timeout=LIMIT,
+    )
+    assert done.returncode == 2, done
+    assert "TYPEDMCP_LOOP='tokio' names no event loop: use one of auto, uvloop, asyncio" in done.stderr
