@@ -53,6 +53,8 @@ class PassThrough:
         self.host = host
         self.router = router
         self.modern = router.modern
+        #: the revisions the gateway serves 2026-07-28 callers in
+        self.versions = frozenset(self.modern.supported_versions if self.modern is not None else ())
         self.engine: Any = None
         #: calls served by the pass-through (tests and benchmarks read it)
         self.passed = 0
@@ -97,7 +99,7 @@ class PassThrough:
             return None
         version = meta.get(PROTOCOL_VERSION_KEY)
         capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
-        if version not in modern.supported_versions or type(capabilities) is not dict:
+        if version not in self.versions or type(capabilities) is not dict:
             return None
         if any(kind in capabilities for kind in INPUT_KINDS):
             return None  # the gateway may park its calls to ask it: the usual path
