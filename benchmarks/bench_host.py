@@ -211,6 +211,8 @@ async def routing_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
 CONCURRENT = 16
 #: The goal for a call through the gateway against a direct call (issue 22, requirement 5).
 GOAL_GATEWAY_RATIO = 0.7
+#: The gateway process's CPU per sequential call the pass-through aims at, microseconds.
+GOAL_GATEWAY_CPU_US = 80.0
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -390,7 +392,11 @@ def gateway_table(
                f"the best relay reaches {floor:.2f}x, so {GOAL_GATEWAY_RATIO}x is physically possible here")
     rows.append({"row": "gateway/direct, one call at a time (goal >= 0.7x)", "ours": goal,
                  "note": f"gateway {goal:.2f}x of direct one call at a time (goal >= {GOAL_GATEWAY_RATIO}x); "
-                         f"{verdict}; {CONCURRENT} in flight: gateway {ratio('gateway', CONCURRENT):.2f}x"})
+                         f"{verdict}; {CONCURRENT} in flight: gateway {ratio('gateway', CONCURRENT):.2f}x; "
+                         f"the gateway process's CPU per call {cpu('gateway', 1)['hop']:.1f} us one at a time "
+                         f"(goal <= {GOAL_GATEWAY_CPU_US:.0f} us; the uvloop relay's "
+                         f"{cpu('relay, uvloop', 1)['hop']:.1f} us), {cpu('gateway', CONCURRENT)['hop']:.1f} us "
+                         f"with {CONCURRENT} in flight"})
     if no_socat is not None:
         rows.append({"row": "stdio calls/s: relay, socat (C): skipped", "ours": 0.0, "note": f"no socat row: {no_socat}"})
     return rows
