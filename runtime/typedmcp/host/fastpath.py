@@ -41,7 +41,8 @@ CALL_TOOL = "tools/call"
 #: The params the pass-through relays; any other key (``task``, ``inputResponses``,
 #: ``requestState``, ...) is the usual path's to serve.
 PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
-INPUT_KINDS = tuple(FORWARDED)  # what a caller declaring it may be asked, via the gateway
+#: what a caller declaring it may be asked, via the gateway (sampling, elicitation)
+INPUT_KINDS = frozenset(FORWARDED)
 _CONNECTION_ERRORS = (ConnectionClosed, ConnectionError, OSError)
 
 
@@ -101,7 +102,7 @@ class PassThrough:
         capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
         if version not in self.versions or type(capabilities) is not dict:
             return None
-        if any(kind in capabilities for kind in INPUT_KINDS):
+        if not INPUT_KINDS.isdisjoint(capabilities):
             return None  # the gateway may park its calls to ask it: the usual path
         token = meta.get("progressToken")
         if token is not None and type(token) not in (str, int):
