@@ -1,5 +1,5 @@
 """The gateway's pass-through (``runtime/typedmcp/host/fastpath.py``) answers a routed
-``tools/call`` with the same JSON as the usual path does (the handler, the host's typed call,
+``tools/call`` (and ``prompts/get``) with the same JSON as the usual path does (the handler, the host's typed call,
 models both ways): results (odd key order, a result's own ``_meta``, a field no schema
 names), errors (the server's, a retired code, a timeout, output that breaks the
 outputSchema), input rounds answered by the host, progress and cancellation.
@@ -181,6 +181,35 @@ async def test_what_only_a_server_of_another_runtime_sends(reaper: Any) -> None:
     assert answers[4]["error"]["code"] == -32603
 
 
+def prompt(request_id: int, name: str, arguments: Any = None, **meta: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "_meta": {**META, **meta}}
+    if arguments is not None:
+        params["arguments"] = arguments
+    return {"jsonrpc": "2.0", "id": request_id, "method": "prompts/get", "params": params}
+
+
+async def test_prompts_pass_through_too(reaper: Any) -> None:
+    requests = [
+        prompt(1, "p__greet", {"who": "Ada"}),
+        prompt(2, "p__greet"),
+        prompt(3, "p__greet", {}),
+        prompt(4, "p__failing"),  # the server's error, as it sent it
+        prompt(5, "p__greet", {"who": 3}),  # arguments are strings: the usual path refuses
+        prompt(6, "nope__greet"),  # no such prompt: the usual path
+        prompt(7, "p__greet", {"who": "Bo"}, progressToken="t"),  # no progress for prompts either way
+    ]
+    async with started() as host:
+        usual, passed_through, passed = await both_ways(host, *requests)
+    assert passed_through == usual and passed == 5
+    answers = [json.loads(lines[-1]) for lines in usual]
+    assert answers[0]["result"]["messages"][0]["content"]["text"] == "Hello Ada"
+    assert answers[0]["result"]["_meta"]["fixture/prompt"] == "Ada"
+    assert answers[1]["result"]["messages"][0]["content"]["text"] == "Hello nobody"
+    assert answers[3]["error"] == {"code": -32602, "message": "no such topic", "data": {"prompt": "failing"}}
+    assert answers[4]["error"]["code"] == -32602 and answers[5]["error"]["code"] == -32602
+    assert len(usual[6]) == 1  # the response alone
+
+
 async def test_progress_is_relayed_under_the_callers_token(reaper: Any) -> None:
     async with started() as host:
         usual, passed_through, passed = await both_ways(
@@ -198,8 +227,10 @@ async def test_progress_is_relayed_under_the_callers_token(reaper: Any) -> None:
 
 async def test_a_timeout_is_the_same_tool_error(reaper: Any) -> None:
     async with started(timeout=0.3) as host:
-        usual, passed_through, passed = await both_ways(host, call(1, "p__slow", {"label": "late", "seconds": 5}))
-    assert passed_through == usual and passed == 1
+        usual, passed_through, passed = await both_ways(
+            host, call(1, "p__slow", {"label": "late", "seconds": 5}), prompt(2, "p__slow"))
+    assert passed_through == usual and passed == 2
+    assert "did not answer prompts/get p__slow within 0.3 s" in json.loads(usual[1][-1])["error"]["message"]
     result = json.loads(usual[0][-1])["result"]
     assert result["isError"] is True and "did not answer tools/call p__slow within 0.3 s" in result["content"][0]["text"]
 

@@ -46,7 +46,26 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
+PROMPTS: list[dict[str, Any]] = [
+    {"name": "greet", "description": "Greets", "arguments": [{"name": "who", "required": False}]},
+    {"name": "failing"},
+    {"name": "slow"},
+]
+
+
 class PassThroughFixture(ServerHandlers):
+    async def list_prompts(self, params: Any, ctx: Ctx) -> dict[str, Any]:
+        return {"prompts": PROMPTS}
+
+    async def get_prompt(self, params: Any, ctx: Ctx) -> dict[str, Any]:
+        if params.name == "failing":
+            raise RpcError(-32602, "no such topic", {"prompt": "failing"})
+        if params.name == "slow":
+            await asyncio.sleep(5)
+        who = (params.arguments or {}).get("who", "nobody")
+        return {"messages": [{"content": {"text": f"Hello {who}", "type": "text"}, "role": "user"}],
+                "description": "a greeting", "_meta": {"fixture/prompt": who}}
+
     async def list_tools(self, params: Any, ctx: Ctx) -> dict[str, Any]:
         return {"tools": TOOLS}
 

@@ -1,4 +1,4 @@
-"""The gateway's pass-through for routed ``tools/call`` requests (stdio).
+"""The gateway's pass-through for routed ``tools/call`` and ``prompts/get`` requests (stdio).
 
 The gateway's usual path serves a call as any server would: the request is validated
 into models, the handler calls :meth:`~.core.Host.call_tool`, whose client validates the
@@ -26,9 +26,10 @@ revision, host interceptors, gateway middleware or scopes, or a server configure
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
-from ..engine.jsonrpc import INTERNAL_ERROR, ConnectionClosed, RequestId, RpcError
+from ..engine.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, ConnectionClosed, RequestId, RpcError
 from ..protocol import telemetry
 from ..protocol.client import ToolOutputError
 from ..protocol.meta import CLIENT_CAPABILITIES_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
@@ -38,6 +39,9 @@ from .errors import HostError
 from .parking import FORWARDED
 
 CALL_TOOL = "tools/call"
+GET_PROMPT = "prompts/get"
+#: The methods that may pass through (when the gateway serves them).
+PASSED = frozenset({CALL_TOOL, GET_PROMPT})
 #: The params the pass-through relays; any other key (``task``, ``inputResponses``,
 #: ``requestState``, ...) is the usual path's to serve.
 PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
@@ -46,14 +50,33 @@ INPUT_KINDS = frozenset(FORWARDED)
 _CONNECTION_ERRORS = (ConnectionClosed, ConnectionError, OSError)
 
 
+@dataclass(slots=True)
+class _Route:
+    """Where a request passing through goes: its method, the exported name it was made
+    under, the server's runtime, the request to send, the caller's progress token (relayed
+    for ``tools/call`` only) and, for a tool, the server's name for it."""
+
+    method: str
+    name: str
+    runtime: Any
+    wire: dict[str, Any]
+    token: Any
+    tool: str | None
+
+
 class PassThrough:
     """The engine's dispatcher for ``mcp-host serve --stdio``: routed ``tools/call``
     requests pass through (see the module doc); everything else goes to ``router``."""
 
-    def __init__(self, host: Any, router: Any) -> None:
+    def __init__(self, host: Any, router: Any, handlers: object) -> None:
         self.host = host
         self.router = router
         self.modern = router.modern
+        #: what the gateway serves of :data:`PASSED` (prompts/get when a server offers prompts)
+        self.served = frozenset(
+            method for method, handler in ((CALL_TOOL, "call_tool"), (GET_PROMPT, "get_prompt"))
+            if handler in type(handlers).__dict__
+        )
         #: the revisions the gateway serves 2026-07-28 callers in
         self.versions = frozenset(self.modern.supported_versions if self.modern is not None else ())
         self.engine: Any = None
@@ -75,16 +98,16 @@ class PassThrough:
         await self.router.on_notification(method, params)
 
     async def on_request(self, method: str, params: Any, request_id: RequestId) -> Any:
-        if method == CALL_TOOL:
-            plan = self._plan(params)
-            if plan is not None:
+        if method in PASSED:
+            route = self._plan(method, params)
+            if route is not None:
                 self.passed += 1
-                return await self._call(*plan)
+                return await self._send(route)
         return await self.router.on_request(method, params, request_id)
 
-    def _plan(self, params: Any) -> tuple[Any, Any, dict[str, Any], Any] | None:
-        """(entry, runtime, the request to send, the caller's progress token) when this
-        call may pass through, else None (the usual path serves it)."""
+    def _plan(self, method: str, params: Any) -> _Route | None:
+        """Where this request goes and what is sent there, when it may pass through; else
+        None (the usual path serves it)."""
         modern, host = self.modern, self.host
         if (
             modern is None
@@ -93,6 +116,7 @@ class PassThrough:
             or host.interceptors
             or modern.middleware is not None
             or modern.access_policy
+            or method not in self.served
         ):
             return None
         meta = params.get("_meta")
@@ -110,10 +134,22 @@ class PassThrough:
         name, arguments = params.get("name"), params.get("arguments")
         if type(name) is not str or (arguments is not None and type(arguments) is not dict):
             return None
-        route = host._routes.get(name)
-        if route is None:
-            return None
-        entry, runtime = route
+        if method == CALL_TOOL:
+            route = host._routes.get(name)
+            if route is None:
+                return None
+            entry, runtime = route
+            args = {} if arguments is None else arguments
+            if runtime.schemas.check(entry.tool, "inputSchema", args):
+                return None
+            wire: dict[str, Any] = {"name": entry.tool, "arguments": args}
+            tool: str | None = entry.tool
+        else:  # prompts/get: no progress on the usual path either
+            prompt = host.registry.prompts.get(name)
+            if prompt is None or (arguments and not all(type(value) is str for value in arguments.values())):
+                return None
+            runtime, token, tool = host.server(prompt.server), None, None
+            wire = {"name": prompt.prompt, **({"arguments": dict(arguments)} if arguments else {})}
         session = runtime.session
         if (
             session is None
@@ -123,35 +159,35 @@ class PassThrough:
             or runtime.config.reset_timeout_on_progress
         ):
             return None
-        args = {} if arguments is None else arguments
-        if runtime.schemas.check(entry.tool, "inputSchema", args):
-            return None
-        return entry, runtime, {"name": entry.tool, "arguments": args}, token
+        return _Route(method, name, runtime, wire, token, tool)
 
-    async def _call(self, entry: Any, runtime: Any, wire: dict[str, Any], token: Any) -> Any:
-        """Send ``wire`` to the tool's server; the gateway's answer, as the usual path's."""
+    async def _send(self, route: _Route) -> Any:
+        """Send the request to its server; the gateway's answer, as the usual path's."""
+        method, runtime, wire = route.method, route.runtime, route.wire
         session = runtime.session
         limit = runtime.config.timeout
         outgoing: str | None = None
-        if token is not None:
+        if route.token is not None:
             outgoing = f"host-{next(self.host._tokens)}"
-            session.progress_callbacks[outgoing] = _Relay(self, token)
+            session.progress_callbacks[outgoing] = _Relay(self, route.token)
             wire["_meta"] = {**session._meta, "progressToken": outgoing}
         else:
             wire["_meta"] = session._meta
         engine = session.engine
         try:
             if engine is None:
-                raise ConnectionClosed(f"cannot send {CALL_TOOL}: the session is not connected")
+                raise ConnectionClosed(f"cannot send {method}: the session is not connected")
             # (exchange() less its tracing layer: _plan found nothing to trace for this call)
-            raw = await session._exchange(engine, CALL_TOOL, wire, engine.new_request_id(), limit, None)
+            raw = await session._exchange(engine, method, wire, engine.new_request_id(), limit, None)
             if type(raw) is dict and raw.get("resultType") == "input_required":
-                negotiated, _own = session._allowed(CALL_TOOL)
-                raw = await session._input_rounds(CALL_TOOL, negotiated, wire, raw, limit)
-            raw = session.on_result(CALL_TOOL, raw)
+                negotiated, _own = session._allowed(method)
+                raw = await session._input_rounds(method, negotiated, wire, raw, limit)
+            raw = session.on_result(method, raw)
         except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
-            failure = self.host._failure(runtime, error, f"{CALL_TOOL} {entry.name}", limit)
-            return self._finish(_tool_failure(failure))
+            failure = self.host._failure(runtime, error, f"{method} {route.name}", limit)
+            if method != CALL_TOOL:
+                raise RpcError(INVALID_PARAMS, str(failure)) from None  # the gateway's _routed
+            return self._finish(method, _tool_failure(failure))
         except RpcError as error:
             if error.code in RETIRED_CODES:
                 raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None
@@ -161,12 +197,13 @@ class PassThrough:
                 session.progress_callbacks.pop(outgoing, None)
         if type(raw) is not dict or raw.get("resultType", "complete") != "complete":
             raise RpcError(INTERNAL_ERROR, "Internal error")  # as the usual path's validation ends
-        _check_output(session, entry.tool, raw)
-        return self._finish(raw)
+        if route.tool is not None:
+            _check_output(session, route.tool, raw)
+        return self._finish(method, raw)
 
-    def _finish(self, wire: dict[str, Any]) -> Any:
+    def _finish(self, method: str, wire: dict[str, Any]) -> Any:
         """Complete the result as the gateway's stateless server completes a handler's."""
-        return self.modern.finish(CALL_TOOL, wire)
+        return self.modern.finish(method, wire)
 
 
 def _traced(meta: dict[str, Any]) -> bool:

@@ -302,7 +302,7 @@ async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **o
     check_options("serve", options, server_options())
     router = build_router(handlers, **options)
     legacy = router.legacy
-    passage = PassThrough(host, router)
+    passage = PassThrough(host, router, handlers)
     engine = Engine(
         transport,
         passage,
