@@ -1,26 +1,29 @@
 """The gateway's pass-through for routed ``tools/call`` and ``prompts/get`` requests (stdio).
 
 The gateway's usual path serves a call as any server would: the request is validated
-into models, the handler calls :meth:`~.core.Host.call_tool`, whose client validates the
-server's result into models again, and the answer is dumped back to JSON. When nothing
-in between needs the models, :class:`PassThrough` (the engine's dispatcher in front of
-the gateway's own) does what that path does to the wire, and only that: it routes on the
-exported name, checks the arguments against the tool's inputSchema, sends the request to
-the owning server under the server's own tool name (the server connection's own id and
-``_meta``), and relays the server's result as it came, completed as the gateway completes
-every 2026-07-28 result (``resultType``, the gateway's ``serverInfo``).
+into models, the handler calls :meth:`~.core.Host.call_tool` (``get_prompt``), whose
+client validates the server's result into models again, and the answer is dumped back to
+JSON. When nothing in between needs the models, :class:`PassThrough` (the engine's
+dispatcher in front of the gateway's own) does what that path does to the wire, and only
+that: it routes on the exported name, checks a tool's arguments against its inputSchema,
+sends the request to the owning server under the server's own name (the server
+connection's own id and ``_meta``), and relays the server's result as it came, completed
+as the gateway completes every 2026-07-28 result (``resultType``, the gateway's
+``serverInfo``).
 
-What stays the usual path's: time limits and their errors, connection failures, the
-server's errors, input rounds (answered by the host's hooks, as there), progress
-(relayed under the caller's token, increasing only), cancellation by the caller (the
-engine cancels the call's task, the server is told) and the check of structured output
-against the tool's outputSchema. The pass-through steps aside (the usual path serves the
-call) for anything else: a handshake-era caller, a caller that declared sampling or
-elicitation (its calls may be parked), a log level, tracing (spans, or a trace context in ``_meta``), params beyond name, arguments and
-``_meta``, a malformed progress token, an unknown tool, arguments that break the schema
-(the usual path words the error), a server not connected or not of the caller's
-revision, host interceptors, gateway middleware or scopes, or a server configured with
-``resetTimeoutOnProgress``.
+What stays the usual path's: time limits and their errors (a tool error result for a
+tool, -32602 for a prompt), connection failures, the server's errors, input rounds
+(answered by the host's hooks, as there), progress of a tool call (relayed under the
+caller's token, increasing only; a prompt's is not asked for, as there), cancellation by
+the caller (the engine cancels the call's task, the server is told) and the check of
+structured output against the tool's outputSchema. The pass-through steps aside (the
+usual path serves the request) for anything else: a handshake-era caller, a caller that
+declared sampling or elicitation (its calls may be parked), a log level, tracing (spans,
+or a trace context in ``_meta``), params beyond name, arguments and ``_meta``, a
+malformed progress token, an unknown name, arguments that break the schema or, for a
+prompt, are not all strings (the usual path words the error), a server not connected or
+not of the caller's revision, host interceptors, gateway middleware or scopes, or a server
+configured with ``resetTimeoutOnProgress``.
 """
 
 from __future__ import annotations
