@@ -1,7 +1,8 @@
-"""The floor of any stdio gateway: ``python line_relay.py COMMAND...`` spawns COMMAND and
-copies lines both ways (this process's stdin to the child's, the child's stdout to this
-process's), parsing nothing. ``bench_host.py`` times a call through it beside the gateway:
-the cost of the extra process and pipe hop alone."""
+"""The floor of any stdio gateway: ``python line_relay.py [--uvloop] COMMAND...`` spawns
+COMMAND and copies lines both ways (this process's stdin to the child's, the child's
+stdout to this process's), parsing nothing; on asyncio's own event loop, or on uvloop with
+``--uvloop``. ``bench_host.py`` times a call through it beside the gateway: the cost of the
+extra process and pipe hop alone, in Python (``socat`` is the same floor in C)."""
 
 from __future__ import annotations
 
@@ -36,4 +37,9 @@ async def relay(command: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(relay(sys.argv[1:]))
+    if sys.argv[1:2] == ["--uvloop"]:
+        import uvloop
+
+        uvloop.run(relay(sys.argv[2:]))
+    else:
+        asyncio.run(relay(sys.argv[1:]))

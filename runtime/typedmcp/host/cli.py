@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..engine import loops
 from ..engine.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.errors import HttpError
 from ..protocol.results import to_wire
@@ -349,8 +350,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return BAD_INPUT
     if args.command == "tools":  # child processes only: no event loop
         return _tools(args)
+    try:
+        loop = loops.chosen_loop()  # uvloop when installed; TYPEDMCP_LOOP=asyncio turns it off
+    except loops.LoopChoiceError as error:
+        _say(str(error))
+        return BAD_INPUT
     with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(run(args))
+        return loops.run(run(args), loop=loop)
     return OK
 
 

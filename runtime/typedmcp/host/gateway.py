@@ -271,16 +271,51 @@ def gateway_options(host: GatewayHost, **options: Any) -> tuple[object, dict[str
     )
 
 
-async def serve_stdio(host: GatewayHost, **options: Any) -> None:
-    """Serve the gateway on this process's stdin/stdout until stdin ends."""
+async def serve_stdio(host: GatewayHost, *, pass_through: bool = True, **options: Any) -> None:
+    """Serve the gateway on this process's stdin/stdout until stdin ends. Routed
+    ``tools/call`` requests pass through to their server without being re-validated into
+    models (``pass_through``; see :mod:`.fastpath`: the same answers, less work)."""
     from ..serving import serve_stdio as run
+    from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, server_transport
 
     handlers, server_options, unsubscribe = gateway_options(host, **options)
     try:
-        await run(handlers, **server_options)
+        if not pass_through:
+            await run(handlers, **server_options)
+            return
+        limit = server_options.pop("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
+        await serve_passing(host, handlers, await server_transport(limit), **server_options)
     finally:
         unsubscribe()
         await _close(handlers)
+
+
+async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **options: Any) -> None:
+    """:func:`typedmcp.serving.serve` with the gateway's pass-through (:class:`.fastpath.PassThrough`)
+    in front of the connection's router."""
+    from ..engine.jsonrpc import Engine
+    from ..protocol.options import check_options
+    from ..serving import server_options
+    from ..stateless.router import build_router
+    from .fastpath import PassThrough
+
+    check_options("serve", options, server_options())
+    router = build_router(handlers, **options)
+    legacy = router.legacy
+    passage = PassThrough(host, router, handlers)
+    engine = Engine(
+        transport,
+        passage,
+        accept_batches=lambda: legacy is not None
+        and legacy.package is not None
+        and legacy.package.accepts_batches,
+    )
+    passage.attach(engine)
+    handlers.pass_through = passage  # type: ignore[attr-defined]  # (what tests read)
+    try:
+        await engine.run()
+    finally:
+        passage.close()
 
 
 async def _close(handlers: object) -> None:
