@@ -36,6 +36,13 @@ def accepts(accept: str, media_type: str) -> bool:
     return bool(kinds & {media_type, f"{major}/*", "*/*"})
 
 
+@functools.lru_cache(maxsize=256)
+def is_json_type(content_type: str) -> bool:
+    """Whether a Content-Type header names ``application/json`` (parameters aside).
+    Remembered per header value, as :func:`accepts` is."""
+    return content_type.split(";")[0].strip().lower() == "application/json"
+
+
 async def read_body(receive: Receive, limit: int) -> bytes | None:
     chunks: list[bytes] = []
     size = 0
@@ -61,8 +68,7 @@ async def refused_json_post(
     if declared is not None and declared.isdigit() and int(declared) > limit:
         await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
         return True
-    content_type = headers.get("content-type", default_type).split(";")[0].strip().lower()
-    if content_type != "application/json":
+    if not is_json_type(headers.get("content-type", default_type)):
         await respond_error(
             send, 415, RpcError(INVALID_REQUEST, "Unsupported Media Type: use application/json")
         )

@@ -62,6 +62,17 @@ logger = logging.getLogger("typedmcp")
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+#: How many (Host, Origin) pairs :meth:`HttpApp._origin_problem` remembers the verdict of.
+ORIGIN_CHECKS_KEPT = 256
+UNCHECKED = object()
+
+
+class OriginChecks(dict[tuple[str, str | None], str | None]):
+    """Verdicts of the Host/Origin check by (Host, Origin), for one pair of allow-lists."""
+
+    def __init__(self, allowed: tuple[frozenset[str] | None, frozenset[str] | None]) -> None:
+        super().__init__()
+        self.allowed = allowed
 
 
 class HttpApp(Mountable):
@@ -127,8 +138,9 @@ class HttpApp(Mountable):
         self.retry_ms = retry_ms  # the SSE ``retry`` field: how long a client waits to resume
         self.replay_grace = replay_grace  # how long a stream written in full stays replayable
         self.path = path.rstrip("/") or "/"
-        self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else None
-        self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
+        self.allowed_hosts = frozenset(allowed_hosts) if allowed_hosts is not None else None
+        self.allowed_origins = frozenset(allowed_origins) if allowed_origins is not None else None
+        self._origin_checks = OriginChecks((self.allowed_hosts, self.allowed_origins))
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
@@ -164,7 +176,7 @@ class HttpApp(Mountable):
         if path != self.path and sse is None:
             await respond(send, 404, SERVED_AT + f"{root}{self.path}".encode(), "text/plain")
             return
-        problem = self._check_origin(headers)
+        problem = self._origin_problem(headers)
         if problem:
             await respond_error(send, 403, RpcError(INVALID_REQUEST, problem))
             return
@@ -227,6 +239,22 @@ class HttpApp(Mountable):
             await self.state.close()
 
     # -- checks ---------------------------------------------------------------------------
+
+    def _origin_problem(self, headers: dict[str, str]) -> str | None:
+        """:meth:`_check_origin`, remembered per (Host, Origin) pair: a client sends the same
+        ones on every request (forgotten when ``allowed_hosts`` or ``allowed_origins`` is
+        replaced, and all at once past :data:`ORIGIN_CHECKS_KEPT` pairs)."""
+        key = (headers.get("host", ""), headers.get("origin"))
+        checks = self._origin_checks
+        hosts, origins = checks.allowed
+        if hosts is not self.allowed_hosts or origins is not self.allowed_origins:
+            checks = self._origin_checks = OriginChecks((self.allowed_hosts, self.allowed_origins))
+        found = checks.get(key, UNCHECKED)
+        if found is UNCHECKED:
+            if len(checks) >= ORIGIN_CHECKS_KEPT:
+                checks.clear()
+            found = checks[key] = self._check_origin(headers)
+        return found
 
     def _check_origin(self, headers: dict[str, str]) -> str | None:
         host = headers.get("host", "")
@@ -353,7 +381,8 @@ class HttpApp(Mountable):
         session = await self._open(headers, principal, send)
         if session is None:
             return
-        with self._serving(session):
+        session.active += 1  # in flight (what :meth:`_serving` does, inline: every POST comes here)
+        try:
             if isinstance(message, list):
                 await self._post_batch(session, message, receive, send)
             elif not isinstance(message, dict):
@@ -370,6 +399,9 @@ class HttpApp(Mountable):
                     await respond(send, 400, reply, "application/json")
                 else:
                     await respond(send, 202, b"", None)
+        finally:
+            session.active -= 1
+            self.sessions.touch(session)
 
     async def _initialize(
         self, message: dict[str, Any], principal: Any, owner: Any, send: Send

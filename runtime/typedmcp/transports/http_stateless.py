@@ -106,8 +106,6 @@ class ModernEndpoint:
         self, headers: Mapping[str, str], message: Any, principal: Any, receive: Receive, send: Send
     ) -> None:
         """Answer one POST whose body is already parsed."""
-        # optional whitespace around a field value is not part of it (RFC 9110, 5.5)
-        headers = {name: value.strip(" \t") for name, value in headers.items()}
         if not isinstance(message, dict):
             what = "batches are not allowed" if isinstance(message, list) else "not an object"
             await respond_error(send, 400, RpcError(INVALID_REQUEST, f"Invalid Request: {what}"))
@@ -153,22 +151,22 @@ class ModernEndpoint:
 
     async def _check(self, headers: Mapping[str, str], method: str, params: Any) -> None:
         server = self.server
-        version_header = headers.get(VERSION_HEADER)
-        method_header = headers.get(METHOD_HEADER)
+        version_header = _field(headers, VERSION_HEADER)
+        method_header = _field(headers, METHOD_HEADER)
         task_method = method in TASK_METHODS and server.task_registry is not None
         extension_method = task_method or (method in SKILL_METHODS and served_skills(server.handlers) is not None)
         name_key = TASK_ID if task_method else NAME_PARAM.get(method)
-        name_header = headers.get(NAME_HEADER)
-        missing = [
-            name
-            for name, value, needed in (
-                ("MCP-Protocol-Version", version_header, True),
-                ("Mcp-Method", method_header, True),
-                ("Mcp-Name", name_header, name_key is not None),
-            )
-            if needed and value is None
-        ]
-        if missing:
+        name_header = _field(headers, NAME_HEADER)
+        if version_header is None or method_header is None or (name_key is not None and name_header is None):
+            missing = [
+                name
+                for name, value, needed in (
+                    ("MCP-Protocol-Version", version_header, True),
+                    ("Mcp-Method", method_header, True),
+                    ("Mcp-Name", name_header, name_key is not None),
+                )
+                if needed and value is None
+            ]
             raise _mismatch(f"missing required header {', '.join(missing)}")
         meta = server.check_meta(params)
         body_version = meta[PROTOCOL_VERSION_KEY]
@@ -217,7 +215,7 @@ class ModernEndpoint:
             header_name = definition.get(HEADER_ANNOTATION) if isinstance(definition, dict) else None
             if not isinstance(header_name, str):
                 continue
-            raw = headers.get(PARAM_HEADER_PREFIX + header_name.lower())
+            raw = _field(headers, PARAM_HEADER_PREFIX + header_name.lower())
             value = arguments.get(prop)
             if value is None:
                 continue  # not expected when the value is null or absent
@@ -418,6 +416,13 @@ def asks_stateless_era(headers: Mapping[str, str], message: Any) -> bool:
         and is_request_id(message.get("id"))
         and (message.get("method") == DISCOVER or modern_meta(message.get("params")) is not None)
     )
+
+
+def _field(headers: Mapping[str, str], name: str) -> str | None:
+    """A header's value without the optional whitespace around it, which is not part of
+    the value (RFC 9110, 5.5); None when the header is absent."""
+    value = headers.get(name)
+    return None if value is None else value.strip(" \t")
 
 
 def _same(header_value: str, body_value: Any) -> bool:
