@@ -89,9 +89,38 @@ def checked(script: Path, number: int, reply: dict[str, Any]) -> None:
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``."""
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``
+    (every thread, ended ones too; counted in clock ticks of 10 ms)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, int]:
+    """CPU nanoseconds of each live thread of process ``pid`` (``/proc/<pid>/task/*/schedstat``:
+    exact, where :func:`cpu_seconds` counts 10 ms ticks)."""
+    found: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            found[task.name] = int((task / "schedstat").read_text().split()[0])
+    return found
+
+
+class ServerCpu:
+    """The CPU a server process spends between :meth:`start` and :meth:`per_call`: exact
+    (per-thread nanoseconds) when its threads are the same at both ends; otherwise (a thread
+    ended, and its time with it) the process's clock ticks, which count ended threads too."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.threads = thread_cpu(pid)
+        self.ticks = cpu_seconds(pid)
+
+    def per_call(self, calls: int) -> float:
+        """CPU microseconds per call since this was made."""
+        threads, ticks = thread_cpu(self.pid), cpu_seconds(self.pid)
+        if threads.keys() == self.threads.keys():
+            return (sum(threads.values()) - sum(self.threads.values())) / 1e3 / calls
+        return (ticks - self.ticks) / calls * 1e6
 
 
 #: One timed run: (calls/s, the load generator's CPU us per call, the server's CPU us per call).
@@ -126,14 +155,14 @@ def stdio_rate(script: Path, calls: int) -> Run:
             raise SystemExit(f"{script.name}: initialize failed")
         stdin.write(line(INITIALIZED))
         requests = [line(call(n)) for n in range(1, calls + 1)]
-        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
+        server_cpu = ServerCpu(process.pid)
+        start, start_cpu = time.perf_counter(), time.process_time()
         for number, request in enumerate(requests, 1):
             stdin.write(request)
             stdin.flush()
             checked(script, number, answer(number))
         elapsed = time.perf_counter() - start
-        return (calls / elapsed, (time.process_time() - start_cpu) / calls * 1e6,
-                (cpu_seconds(process.pid) - start_server) / calls * 1e6)
+        return (calls / elapsed, (time.process_time() - start_cpu) / calls * 1e6, server_cpu.per_call(calls))
     finally:
         stdin.close()
         try:
@@ -256,10 +285,11 @@ def http_server(script: Path) -> Iterator[tuple[subprocess.Popen[bytes], RawHttp
 def timed(process: subprocess.Popen[bytes], calls: int, run: Callable[[], None]) -> Run:
     """``run()`` (``calls`` calls) timed: calls per second, and CPU us per call of the
     load generator (this process) and of the server."""
-    start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
+    server_cpu = ServerCpu(process.pid)
+    start, start_cpu = time.perf_counter(), time.process_time()
     run()
     return (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
-            (cpu_seconds(process.pid) - start_server) / calls * 1e6)
+            server_cpu.per_call(calls))
 
 
 def http_rate(script: Path, calls: int) -> Run:
@@ -337,7 +367,8 @@ def main() -> None:
     options = parser.parse_args()
     calls, rounds = (20, 1) if options.quick else (options.calls, options.rounds)
     print(f"{calls} sequential tools/call per run, {rounds} round(s), medians; CPU us per call of the "
-          "server (/proc) and of the load generator (process_time), the figures a busy machine disturbs least")
+          "server (/proc: its threads' schedstat, or its stat's ticks when a thread ended) and of the load "
+          "generator (process_time), the figures a busy machine disturbs least")
     print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12} "
           f"{'server CPU us':>14} {'it / McpApp CPU':>16} {'client CPU us':>14}")
     for transport, rate_of in TRANSPORTS.items():

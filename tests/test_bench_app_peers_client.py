@@ -105,3 +105,19 @@ def test_the_check_refuses_an_answer_that_is_not_the_echo_asked_for(
 ) -> None:
     with pytest.raises(SystemExit, match="tools/call 1 failed"):
         bench.checked(Path("peer.py"), 1, reply)
+
+
+def test_server_cpu_is_exact_while_its_threads_live_and_counts_ended_threads_by_ticks(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made-up /proc readings: nanoseconds per thread while the threads stay the same; once
+    one has ended (its nanoseconds gone with it), the process's ticks, which still hold it."""
+    readings = iter([({"1": 1_000_000, "2": 0}, 10.0), ({"1": 3_000_000, "2": 1_000_000}, 10.01)])
+    reading = next(readings)
+    monkeypatch.setattr(bench, "thread_cpu", lambda pid: reading[0])
+    monkeypatch.setattr(bench, "cpu_seconds", lambda pid: reading[1])
+    cpu = bench.ServerCpu(1234)
+    reading = next(readings)
+    assert cpu.per_call(10) == pytest.approx(300.0)  # 3 ms over 10 calls, from the threads
+    reading = ({"1": 3_000_000}, 10.04)  # thread 2 ended: 40 ms of ticks over 10 calls
+    assert cpu.per_call(10) == pytest.approx(4_000.0)
