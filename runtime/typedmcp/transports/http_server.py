@@ -64,7 +64,6 @@ VERSION_HEADER = "mcp-protocol-version"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 #: How many (Host, Origin) pairs :meth:`HttpApp._origin_problem` remembers the verdict of.
 ORIGIN_CHECKS_KEPT = 256
-UNCHECKED = object()
 
 
 class OriginChecks(dict[tuple[str, str | None], str | None]):
@@ -249,11 +248,11 @@ class HttpApp(Mountable):
         hosts, origins = checks.allowed
         if hosts is not self.allowed_hosts or origins is not self.allowed_origins:
             checks = self._origin_checks = OriginChecks((self.allowed_hosts, self.allowed_origins))
-        found = checks.get(key, UNCHECKED)
-        if found is UNCHECKED:
-            if len(checks) >= ORIGIN_CHECKS_KEPT:
-                checks.clear()
-            found = checks[key] = self._check_origin(headers)
+        if key in checks:
+            return checks[key]
+        if len(checks) >= ORIGIN_CHECKS_KEPT:
+            checks.clear()
+        found = checks[key] = self._check_origin(headers)
         return found
 
     def _check_origin(self, headers: dict[str, str]) -> str | None:

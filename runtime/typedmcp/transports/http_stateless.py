@@ -22,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any
 
 from ..engine.eager import returned_at_once, returned_value, start_eagerly
@@ -291,6 +292,9 @@ class ModernEndpoint:
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
         receive: Receive, send: Send,
     ) -> None:
+        if principal is None and INLINE_HANDLERS:
+            await self._json_inline(request_id, method, params, receive, send)
+            return
         task = self._start(request_id, method, params, principal, _no_emit)
         if returned_at_once(task):  # answered already: no hang-up left to watch for
             reply: bytes = returned_value(task)
@@ -314,6 +318,34 @@ class ModernEndpoint:
             await _respond_no_content(send)
             return
         await respond(send, _status_of(answered, request_id), answered, "application/json")
+
+    async def _json_inline(
+        self, request_id: Any, method: str, params: dict[str, Any], receive: Receive, send: Send
+    ) -> None:
+        """A JSON reply whose handler runs in this ASGI call's own task, with no task of its
+        own (what creating, scheduling and switching to one costs is a tenth of a typical
+        call): without auth no cancel names the request, so only a hang-up can end it, and
+        the watch for one starts only if the handler suspends (:class:`HangupWatch`)."""
+        answer = encoded_answer(request_id, method, self.server.serve_request(
+            method, params, request_id, _no_emit, principal=None, checked=True))
+        watch = HangupWatch(receive)
+        try:
+            reply: bytes = await Inline(answer, watch.start)
+        except asyncio.CancelledError:
+            if watch.hung_up:  # the client left: the request is cancelled (H-20), nothing is sent
+                watch.forget_cancel()
+                return
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # type: ignore[attr-defined]
+                raise  # this reply itself is cancelled (the server stops, say)
+            logger.error("the handler of request %r raised CancelledError, but no one cancelled it", request_id)
+            reply = encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
+        finally:
+            watch.stop()
+        if watch.hung_up:  # (the handler caught the cancel and answered: the client is gone)
+            watch.forget_cancel()
+            return
+        await respond(send, _status_of(reply, request_id), reply, "application/json")
 
     async def _stream(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
@@ -382,6 +414,83 @@ class ModernEndpoint:
         if started:
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+#: Whether a JSON reply's handler may run in the ASGI call's own task: it needs
+#: ``Task.cancelling()`` and ``Task.uncancel()`` (Python 3.11).
+INLINE_HANDLERS = sys.version_info >= (3, 11)
+
+
+class HangupWatch:
+    """Watches for the client's hang-up while an inline handler (:class:`Inline`) waits:
+    started when the handler first suspends; a hang-up cancels the task it runs in."""
+
+    __slots__ = ("hung_up", "receive", "task", "watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.task: asyncio.Task[Any] | None = None
+        self.watcher: asyncio.Future[None] | None = None
+        self.hung_up = False
+
+    def start(self) -> None:
+        """Watch from now on (called in the task the handler runs in)."""
+        self.task = asyncio.current_task()
+        self.watcher = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        await disconnected(self.receive)
+        self.hung_up = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
+
+    def forget_cancel(self) -> None:
+        """The hang-up's cancel has been handled: the task goes on uncancelled."""
+        if self.task is not None:
+            self.task.uncancel()  # type: ignore[attr-defined]
+
+
+class Inline:
+    """Awaits a coroutine in the awaiting task itself, as ``await coro`` would, and calls
+    ``on_suspend`` once, when the coroutine first waits (never for one that answers at
+    once)."""
+
+    __slots__ = ("coro", "on_suspend")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], on_suspend: Callable[[], None]) -> None:
+        self.coro = coro
+        self.on_suspend = on_suspend
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro = self.coro
+        try:
+            waiting = coro.send(None)
+        except StopIteration as done:
+            return done.value
+        self.on_suspend()
+        return (yield from _resumed(coro, waiting))
+
+
+def _resumed(coro: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any, Any]:
+    """The rest of a coroutine that suspended on ``waiting``: what its task sends or throws
+    goes on to it."""
+    while True:
+        try:
+            sent = yield waiting
+        except BaseException as thrown:  # (cancellation, or the task closing it)
+            try:
+                waiting = coro.throw(thrown)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                waiting = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def claims(
