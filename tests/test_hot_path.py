@@ -254,3 +254,28 @@ async def test_a_handler_that_catches_the_hang_up_s_cancel_sends_nothing_and_end
     assert slow.cancelled and len(slow.tasks) == 2
     assert exchange.status is None  # the client left: its answer is not sent
     assert not served.cancelled() and served.cancelling() == 0  # type: ignore[attr-defined]
+
+
+def test_a_host_check_is_remembered_per_host_and_origin_until_the_allow_lists_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typedmcp.transports import http_hosts
+
+    checked: list[tuple[str, str | None]] = []
+    judge = http_hosts.host_problem
+
+    def recorded(headers: Any, hosts: Any, origins: Any) -> str | None:
+        checked.append((headers.get("host", ""), headers.get("origin")))
+        return judge(headers, hosts, origins)
+
+    monkeypatch.setattr(http_hosts, "host_problem", recorded)
+    check = http_hosts.HostCheck()
+    local, other = {"host": "127.0.0.1:8000"}, {"host": "mcp.example", "origin": "https://evil.example"}
+    for _ in range(3):
+        assert check.problem(local, None, None) is None
+        assert "not allowed" in (check.problem(other, None, None) or "")
+    assert checked == [("127.0.0.1:8000", None), ("mcp.example", "https://evil.example")]
+    hosts = frozenset({"mcp.example"})
+    assert check.problem(other, hosts, None) == "Forbidden: origin 'https://evil.example' is not allowed"
+    assert check.problem(other, hosts, frozenset({"https://evil.example"})) is None
+    assert len(checked) == 4  # each new allow-list is judged afresh

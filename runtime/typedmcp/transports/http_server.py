@@ -18,7 +18,6 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
@@ -42,6 +41,7 @@ from .asgi import (
 from .access_gate import refused_post
 from .events import EventStore, MemoryEventStore
 from .http_auth import authenticate
+from .http_hosts import HostCheck
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
 from .http_shared import HttpSession, SessionTable, SharedSessions, SharedState
@@ -61,17 +61,6 @@ logger = logging.getLogger("typedmcp")
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
-#: How many (Host, Origin) pairs :meth:`HttpApp._origin_problem` remembers the verdict of.
-ORIGIN_CHECKS_KEPT = 256
-
-
-class OriginChecks(dict[tuple[str, str | None], str | None]):
-    """Verdicts of the Host/Origin check by (Host, Origin), for one pair of allow-lists."""
-
-    def __init__(self, allowed: tuple[frozenset[str] | None, frozenset[str] | None]) -> None:
-        super().__init__()
-        self.allowed = allowed
 
 
 class HttpApp(Mountable):
@@ -139,7 +128,7 @@ class HttpApp(Mountable):
         self.path = path.rstrip("/") or "/"
         self.allowed_hosts = frozenset(allowed_hosts) if allowed_hosts is not None else None
         self.allowed_origins = frozenset(allowed_origins) if allowed_origins is not None else None
-        self._origin_checks = OriginChecks((self.allowed_hosts, self.allowed_origins))
+        self._host_check = HostCheck()  # (its verdicts, per Host and Origin)
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
@@ -175,7 +164,7 @@ class HttpApp(Mountable):
         if path != self.path and sse is None:
             await respond(send, 404, SERVED_AT + f"{root}{self.path}".encode(), "text/plain")
             return
-        problem = self._origin_problem(headers)
+        problem = self._check_origin(headers)
         if problem:
             await respond_error(send, 403, RpcError(INVALID_REQUEST, problem))
             return
@@ -239,39 +228,9 @@ class HttpApp(Mountable):
 
     # -- checks ---------------------------------------------------------------------------
 
-    def _origin_problem(self, headers: dict[str, str]) -> str | None:
-        """:meth:`_check_origin`, remembered per (Host, Origin) pair: a client sends the same
-        ones on every request (forgotten when ``allowed_hosts`` or ``allowed_origins`` is
-        replaced, and all at once past :data:`ORIGIN_CHECKS_KEPT` pairs)."""
-        key = (headers.get("host", ""), headers.get("origin"))
-        checks = self._origin_checks
-        hosts, origins = checks.allowed
-        if hosts is not self.allowed_hosts or origins is not self.allowed_origins:
-            checks = self._origin_checks = OriginChecks((self.allowed_hosts, self.allowed_origins))
-        if key in checks:
-            return checks[key]
-        if len(checks) >= ORIGIN_CHECKS_KEPT:
-            checks.clear()
-        found = checks[key] = self._check_origin(headers)
-        return found
-
     def _check_origin(self, headers: dict[str, str]) -> str | None:
-        host = headers.get("host", "")
-        hostname = urlsplit(f"//{host}").hostname or ""
-        if self.allowed_hosts is not None:
-            if host not in self.allowed_hosts and hostname not in self.allowed_hosts:
-                return f"Forbidden: host {quoted(host)} is not allowed"
-        elif hostname not in LOOPBACK_HOSTS and f"[{hostname}]" not in LOOPBACK_HOSTS:
-            return f"Forbidden: host {quoted(host)} is not allowed (loopback only by default)"
-        origin = headers.get("origin")
-        if origin is None:
-            return None
-        if self.allowed_origins is not None:
-            return None if origin in self.allowed_origins else f"Forbidden: origin {quoted(origin)}"
-        origin_host = urlsplit(origin).hostname or ""
-        if origin_host not in LOOPBACK_HOSTS and f"[{origin_host}]" not in LOOPBACK_HOSTS:
-            return f"Forbidden: origin {quoted(origin)} is not allowed"
-        return None
+        """Why the request's Host or Origin is refused (403), or None (see :mod:`.http_hosts`)."""
+        return self._host_check.problem(headers, self.allowed_hosts, self.allowed_origins)
 
     async def _authenticated(self, scope: Scope, headers: dict[str, str], send: Send) -> Any:
         """The principal of a valid bearer token; else None, after answering 401 or 503."""
