@@ -44,10 +44,13 @@ def is_json_type(content_type: str) -> bool:
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):
+        body: bytes = message.get("body", b"")  # (the usual case: one message holds it all)
+        return body if len(body) <= limit else None
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             return b"".join(chunks)
         chunk = message.get("body", b"")
@@ -57,6 +60,7 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+        message = await receive()
 
 
 async def refused_json_post(

@@ -42,6 +42,7 @@ from ..engine.jsonrpc import (
 )
 from ..protocol.meta import (
     CANCELLED,
+    CLIENT_CAPABILITIES_KEY,
     DISCOVER,
     HEADER_ANNOTATION,
     HEADER_MISMATCH,
@@ -169,7 +170,14 @@ class ModernEndpoint:
                 if needed and value is None
             ]
             raise _mismatch(f"missing required header {', '.join(missing)}")
-        meta = server.check_meta(params)
+        meta = params.get("_meta") if type(params) is dict else None
+        if not (  # (a well-formed _meta passes this one test; anything else gets check_meta's)
+            type(meta) is dict
+            and type(meta.get(PROTOCOL_VERSION_KEY)) is str
+            and type(meta.get(CLIENT_CAPABILITIES_KEY)) is dict
+            and LOG_LEVEL_KEY not in meta
+        ):
+            meta = server.check_meta(params)
         body_version = meta[PROTOCOL_VERSION_KEY]
         if version_header != body_version:
             raise _mismatch(
