@@ -344,7 +344,7 @@ class ModernEndpoint:
                 watch.forget_cancel()
                 return
             current = asyncio.current_task()
-            if current is not None and current.cancelling():  # type: ignore[attr-defined]
+            if current is not None and _cancelling(current):
                 raise  # this reply itself is cancelled (the server stops, say)
             logger.error("the handler of request %r raised CancelledError, but no one cancelled it", request_id)
             reply = encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
@@ -428,6 +428,22 @@ class ModernEndpoint:
 #: ``Task.cancelling()`` and ``Task.uncancel()`` (Python 3.11).
 INLINE_HANDLERS = sys.version_info >= (3, 11)
 
+if sys.version_info >= (3, 11):
+
+    def _cancelling(task: asyncio.Task[Any]) -> int:
+        return task.cancelling()
+
+    def _uncancel(task: asyncio.Task[Any]) -> None:
+        task.uncancel()
+
+else:  # (never called: INLINE_HANDLERS is False)
+
+    def _cancelling(task: asyncio.Task[Any]) -> int:
+        return 0
+
+    def _uncancel(task: asyncio.Task[Any]) -> None:
+        return None
+
 
 class HangupWatch:
     """Watches for the client's hang-up while an inline handler (:class:`Inline`) waits:
@@ -459,7 +475,7 @@ class HangupWatch:
     def forget_cancel(self) -> None:
         """The hang-up's cancel has been handled: the task goes on uncancelled."""
         if self.task is not None:
-            self.task.uncancel()  # type: ignore[attr-defined]
+            _uncancel(self.task)
 
 
 class Inline:
