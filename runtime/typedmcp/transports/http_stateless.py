@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
@@ -189,7 +190,7 @@ class ModernEndpoint:
         if name_key is not None:
             assert name_header is not None
             try:
-                name = decode_header_value(name_header)
+                name = _decoded(name_header)
             except HeaderValueError as exc:
                 raise _mismatch(f"Mcp-Name {exc}") from None
             if name != params.get(name_key):
@@ -231,7 +232,7 @@ class ModernEndpoint:
             if raw is None:
                 raise _mismatch(f"missing header Mcp-Param-{header_name} for argument {quoted(prop)}")
             try:
-                decoded = decode_header_value(raw)
+                decoded = _decoded(raw)
             except HeaderValueError as exc:
                 raise _mismatch(f"Mcp-Param-{header_name} {exc}") from None
             if not _same(decoded, value):
@@ -549,6 +550,11 @@ def asks_stateless_era(headers: Mapping[str, str], message: Any) -> bool:
         and is_request_id(message.get("id"))
         and (message.get("method") == DISCOVER or modern_meta(message.get("params")) is not None)
     )
+
+
+#: :func:`decode_header_value`, remembered per value (a client names the same tools again and
+#: again); a value it refuses is refused each time (an exception is not remembered).
+_decoded = functools.lru_cache(maxsize=256)(decode_header_value)
 
 
 def _field(headers: Mapping[str, str], name: str) -> str | None:
