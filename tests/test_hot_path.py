@@ -279,3 +279,17 @@ def test_a_host_check_is_remembered_per_host_and_origin_until_the_allow_lists_ch
     assert check.problem(other, hosts, None) == "Forbidden: origin 'https://evil.example' is not allowed"
     assert check.problem(other, hosts, frozenset({"https://evil.example"})) is None
     assert len(checked) == 4  # each new allow-list is judged afresh
+
+
+async def test_a_call_cancelled_as_its_client_hangs_up_still_ends_cancelled() -> None:
+    """The hang-up's own cancel is taken back; the other one (the server stopping, say) is
+    not swallowed with it."""
+    slow = Slow()
+    exchange = Exchange(make_app(slow), "wait", {})
+    served = exchange.start()
+    await asyncio.wait_for(slow.started.wait(), 5)
+    exchange.hung_up.set()
+    served.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(served, 5)
+    assert slow.cancelled and exchange.status is None

@@ -341,10 +341,12 @@ class ModernEndpoint:
         try:
             reply: bytes = await Inline(answer, watch.start)
         except asyncio.CancelledError:
+            current = asyncio.current_task()
             if watch.hung_up:  # the client left: the request is cancelled (H-20), nothing is sent
                 watch.forget_cancel()
+                if current is not None and _cancelling(current):
+                    raise  # (and this reply itself was cancelled too)
                 return
-            current = asyncio.current_task()
             if current is not None and _cancelling(current):
                 raise  # this reply itself is cancelled (the server stops, say)
             logger.error("the handler of request %r raised CancelledError, but no one cancelled it", request_id)
