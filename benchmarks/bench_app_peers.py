@@ -10,9 +10,13 @@ The client is the same raw JSON-RPC writer for every server, so the differences 
 servers': it starts the server, sends ``initialize`` (2025-11-25) and
 ``notifications/initialized``, then ``--calls`` sequential ``tools/call`` requests, each
 written when the previous answer has been read. Over stdio, lines on the server's
-stdin/stdout; over HTTP, one keep-alive connection (``http.client``) to the server under
-uvicorn (the same settings for all: ``peers/_uvicorn.py``), POSTs with the session id,
-answers read as JSON or as the SSE stream each server chooses. Then Streamable HTTP at
+stdin/stdout; over HTTP, one keep-alive HTTP/1.1 connection to the server under uvicorn
+(the same settings for all: ``peers/_uvicorn.py``), POSTs with the session id, answers read
+as JSON or as the SSE stream each server chooses (Content-Length or chunked bodies). The
+HTTP client is a lean one on a blocking socket (:class:`RawHttp`: every request's bytes
+built before the timing starts, one ``sendall`` per call), so what it costs per call, which
+every server's rate pays alike, stays small; it is printed beside the servers' CPU. Every
+answer is checked: its id, a successful result, the echoed text. Then Streamable HTTP at
 2026-07-28, the stateless era: no ``initialize`` and no session; each ``tools/call`` POST
 carries its own ``_meta`` (protocol version, client capabilities and info) and the
 ``MCP-Protocol-Version``/``Mcp-Method``/``Mcp-Name`` headers, and its answer must be a
@@ -27,9 +31,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -71,16 +75,52 @@ def call(number: int) -> dict[str, Any]:
 
 
 def checked(script: Path, number: int, reply: dict[str, Any]) -> None:
-    """Stop the run if ``reply`` is not a successful answer echoing call ``number``."""
+    """Stop the run if ``reply`` is not the successful answer to call ``number``: its id,
+    a result that is no error, and a text block that echoes ``hi <number>``."""
     result = reply.get("result")
-    if not isinstance(result, dict) or result.get("isError") or f"hi {number}" not in json.dumps(result):
+    content = result.get("content") if isinstance(result, dict) else None
+    if (
+        reply.get("id") != number
+        or not isinstance(content, list)
+        or result.get("isError")  # type: ignore[union-attr]
+        or not any(isinstance(block, dict) and block.get("text") == f"hi {number}" for block in content)
+    ):
         raise SystemExit(f"{script.name}: tools/call {number} failed: {reply}")
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``."""
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/<pid>/stat``
+    (every thread, ended ones too; counted in clock ticks of 10 ms)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, int]:
+    """CPU nanoseconds of each live thread of process ``pid`` (``/proc/<pid>/task/*/schedstat``:
+    exact, where :func:`cpu_seconds` counts 10 ms ticks)."""
+    found: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            found[task.name] = int((task / "schedstat").read_text().split()[0])
+    return found
+
+
+class ServerCpu:
+    """The CPU a server process spends between :meth:`start` and :meth:`per_call`: exact
+    (per-thread nanoseconds) when its threads are the same at both ends; otherwise (a thread
+    ended, and its time with it) the process's clock ticks, which count ended threads too."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.threads = thread_cpu(pid)
+        self.ticks = cpu_seconds(pid)
+
+    def per_call(self, calls: int) -> float:
+        """CPU microseconds per call since this was made."""
+        threads, ticks = thread_cpu(self.pid), cpu_seconds(self.pid)
+        if threads.keys() == self.threads.keys():
+            return (sum(threads.values()) - sum(self.threads.values())) / 1e3 / calls
+        return (ticks - self.ticks) / calls * 1e6
 
 
 #: One timed run: (calls/s, the load generator's CPU us per call, the server's CPU us per call).
@@ -115,14 +155,14 @@ def stdio_rate(script: Path, calls: int) -> Run:
             raise SystemExit(f"{script.name}: initialize failed")
         stdin.write(line(INITIALIZED))
         requests = [line(call(n)) for n in range(1, calls + 1)]
-        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
+        server_cpu = ServerCpu(process.pid)
+        start, start_cpu = time.perf_counter(), time.process_time()
         for number, request in enumerate(requests, 1):
             stdin.write(request)
             stdin.flush()
             checked(script, number, answer(number))
         elapsed = time.perf_counter() - start
-        return (calls / elapsed, (time.process_time() - start_cpu) / calls * 1e6,
-                (cpu_seconds(process.pid) - start_server) / calls * 1e6)
+        return (calls / elapsed, (time.process_time() - start_cpu) / calls * 1e6, server_cpu.per_call(calls))
     finally:
         stdin.close()
         try:
@@ -132,12 +172,76 @@ def stdio_rate(script: Path, calls: int) -> Run:
             process.wait()
 
 
-def http_answer(response: http.client.HTTPResponse, number: int | None) -> dict[str, Any] | None:
+class RawHttp:
+    """One keep-alive HTTP/1.1 connection on a blocking socket, for a sequential run: a
+    request is bytes built beforehand (:meth:`request`), sent with one ``sendall``; the
+    response's head is parsed, its body read by Content-Length or chunked encoding (an SSE
+    reply ends with its stream), and none of it is taken on trust (:meth:`exchange` raises
+    on a closed connection, a bad status line, a body that is neither)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.head = f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n".encode()
+        self.buffer = bytearray()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def request(self, message: object, headers: dict[str, str]) -> bytes:
+        """The bytes of a POST of ``message`` (JSON) with ``headers``."""
+        body = json.dumps(message).encode()
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        return self.head + f"{lines}content-length: {len(body)}\r\n\r\n".encode() + body
+
+    def _more(self) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        self.buffer += chunk
+
+    def _line(self) -> bytes:
+        while (end := self.buffer.find(b"\r\n")) < 0:
+            self._more()
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 2]
+        return line
+
+    def _exactly(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            self._more()
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    def exchange(self, request: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Send ``request``; the response's status, headers (names lower-case) and body."""
+        self.sock.sendall(request)
+        status_line = self._line()
+        if not status_line.startswith(b"HTTP/1.1 "):
+            raise ConnectionError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
+        headers: dict[str, str] = {}
+        while line := self._line():
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if "content-length" in headers:
+            return int(status_line[9:12]), headers, self._exactly(int(headers["content-length"]))
+        if headers.get("transfer-encoding", "").lower() != "chunked":
+            raise ConnectionError(f"a response with neither Content-Length nor chunked body: {headers}")
+        parts: list[bytes] = []
+        while size := int(self._line().split(b";")[0], 16):
+            parts.append(self._exactly(size))
+            self._line()
+        while self._line():  # (trailers, if any, up to the empty line)
+            pass
+        return int(status_line[9:12]), headers, b"".join(parts)
+
+
+def http_answer(headers: dict[str, str], body: bytes, number: int | None) -> dict[str, Any] | None:
     """The JSON-RPC answer with id ``number`` in a response (JSON or an SSE stream)."""
-    body = response.read()
-    if response.status == 202 or not body:
+    if not body:
         return None
-    if (response.getheader("content-type") or "").startswith("text/event-stream"):
+    if headers.get("content-type", "").startswith("text/event-stream"):
         for raw in body.decode().splitlines():
             if raw.startswith("data:") and raw[5:].strip():
                 message: dict[str, Any] = json.loads(raw[5:])
@@ -148,8 +252,12 @@ def http_answer(response: http.client.HTTPResponse, number: int | None) -> dict[
     return found
 
 
+#: What every POST of the run sends (a session or 2026-07-28's headers are added to it).
+POST_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
 @contextlib.contextmanager
-def http_server(script: Path) -> Iterator[tuple[subprocess.Popen[bytes], http.client.HTTPConnection]]:
+def http_server(script: Path) -> Iterator[tuple[subprocess.Popen[bytes], RawHttp]]:
     """``script`` serving HTTP (it prints ``PORT <n>``) and one keep-alive connection to it;
     the process is stopped on the way out."""
     process = subprocess.Popen(
@@ -160,7 +268,7 @@ def http_server(script: Path) -> Iterator[tuple[subprocess.Popen[bytes], http.cl
         ready = process.stdout.readline().decode()
         if not ready.startswith("PORT "):
             raise SystemExit(f"{script.name}: the HTTP server did not start ({ready!r})")
-        connection = http.client.HTTPConnection("127.0.0.1", int(ready.split()[1]), timeout=30)
+        connection = RawHttp(int(ready.split()[1]))
         try:
             yield process, connection
         finally:
@@ -174,30 +282,39 @@ def http_server(script: Path) -> Iterator[tuple[subprocess.Popen[bytes], http.cl
             process.wait()
 
 
+def timed(process: subprocess.Popen[bytes], calls: int, run: Callable[[], None]) -> Run:
+    """``run()`` (``calls`` calls) timed: calls per second, and CPU us per call of the
+    load generator (this process) and of the server."""
+    server_cpu = ServerCpu(process.pid)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    run()
+    return (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
+            server_cpu.per_call(calls))
+
+
 def http_rate(script: Path, calls: int) -> Run:
     """Calls per second over Streamable HTTP (one keep-alive connection), and CPU us per
     call of each side."""
     with http_server(script) as (process, connection):
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        status, headers, body = connection.exchange(connection.request(INITIALIZE, POST_HEADERS))
+        reply, session = http_answer(headers, body, 0), headers.get("mcp-session-id")
+        if status != 200 or reply is None or "result" not in reply or session is None:
+            raise SystemExit(f"{script.name}: initialize over HTTP failed: {status} {reply}")
+        session_headers = {**POST_HEADERS, "mcp-session-id": session, "mcp-protocol-version": VERSION}
+        status, _, _ = connection.exchange(connection.request(INITIALIZED, session_headers))
+        if status != 202:
+            raise SystemExit(f"{script.name}: notifications/initialized got HTTP {status}")
+        requests = [connection.request(call(n), session_headers) for n in range(1, calls + 1)]
 
-        def post(message: dict[str, Any], number: int | None) -> tuple[http.client.HTTPResponse, dict[str, Any] | None]:
-            connection.request("POST", "/mcp", json.dumps(message).encode(), headers)
-            response = connection.getresponse()
-            return response, http_answer(response, number)
+        def run() -> None:
+            exchange = connection.exchange
+            for number, request in enumerate(requests, 1):
+                status, headers, body = exchange(request)
+                if status != 200:
+                    raise SystemExit(f"{script.name}: tools/call {number} got HTTP {status}: {body[:160]!r}")
+                checked(script, number, http_answer(headers, body, number) or {})
 
-        response, reply = post(INITIALIZE, 0)
-        session = response.getheader("mcp-session-id")
-        if reply is None or "result" not in reply or session is None:
-            raise SystemExit(f"{script.name}: initialize over HTTP failed: {reply}")
-        headers = {**headers, "mcp-session-id": session, "mcp-protocol-version": VERSION}
-        post(INITIALIZED, None)
-        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
-        for number in range(1, calls + 1):
-            _, reply = post(call(number), number)
-            checked(script, number, reply or {})
-        run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
-               (cpu_seconds(process.pid) - start_server) / calls * 1e6)
-        return run
+        return timed(process, calls, run)
 
 
 def stateless_call(number: int) -> dict[str, Any]:
@@ -213,26 +330,26 @@ def stateless_http_rate(script: Path, calls: int) -> Run:
     a 2026-07-28 result."""
     with http_server(script) as (process, connection):
         headers = {
-            "content-type": "application/json", "accept": "application/json, text/event-stream",
+            **POST_HEADERS,
             "mcp-protocol-version": STATELESS_VERSION, "mcp-method": "tools/call", "mcp-name": "echo",
         }
+        requests = [connection.request(stateless_call(n), headers) for n in range(calls + 1)]
 
         def exchange(number: int) -> None:
-            connection.request("POST", "/mcp", json.dumps(stateless_call(number)).encode(), headers)
-            response = connection.getresponse()
-            reply = http_answer(response, number) or {}
+            status, reply_headers, body = connection.exchange(requests[number])
+            reply = http_answer(reply_headers, body, number) or {}
             result = reply.get("result")
-            if response.status != 200 or not isinstance(result, dict) or result.get("resultType") != "complete":
-                raise CannotServe(f"HTTP {response.status}: {json.dumps(reply)[:160]}")
+            if status != 200 or not isinstance(result, dict) or result.get("resultType") != "complete":
+                raise CannotServe(f"HTTP {status}: {json.dumps(reply)[:160]}")
             checked(script, number, reply)
 
         exchange(0)  # (one unmeasured call: the answer says whether it serves 2026-07-28)
-        start, start_cpu, start_server = time.perf_counter(), time.process_time(), cpu_seconds(process.pid)
-        for number in range(1, calls + 1):
-            exchange(number)
-        run = (calls / (time.perf_counter() - start), (time.process_time() - start_cpu) / calls * 1e6,
-               (cpu_seconds(process.pid) - start_server) / calls * 1e6)
-        return run
+
+        def run() -> None:
+            for number in range(1, calls + 1):
+                exchange(number)
+
+        return timed(process, calls, run)
 
 
 TRANSPORTS: dict[str, Callable[[Path, int], Run]] = {
@@ -250,7 +367,8 @@ def main() -> None:
     options = parser.parse_args()
     calls, rounds = (20, 1) if options.quick else (options.calls, options.rounds)
     print(f"{calls} sequential tools/call per run, {rounds} round(s), medians; CPU us per call of the "
-          "server (/proc) and of the load generator (process_time), the figures a busy machine disturbs least")
+          "server (/proc: its threads' schedstat, or its stat's ticks when a thread ended) and of the load "
+          "generator (process_time), the figures a busy machine disturbs least")
     print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12} "
           f"{'server CPU us':>14} {'it / McpApp CPU':>16} {'client CPU us':>14}")
     for transport, rate_of in TRANSPORTS.items():

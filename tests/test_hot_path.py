@@ -75,6 +75,7 @@ class Slow:
         self.gate = asyncio.Event()
         self.started = asyncio.Event()
         self.cancelled = False
+        self.tasks: list[asyncio.Task[Any] | None] = []  # the tasks ``where`` ran in
 
 
 def make_app(slow: Slow) -> Any:
@@ -95,6 +96,19 @@ def make_app(slow: Slow) -> Any:
             slow.cancelled = True
             raise
         return "opened"
+
+    @app.tool()
+    async def where(wait: bool) -> str:
+        """Records the task it runs in, before and (``wait``) after waiting at the gate."""
+        slow.tasks.append(asyncio.current_task())
+        if wait:
+            slow.started.set()
+            try:
+                await slow.gate.wait()
+            except asyncio.CancelledError:  # it keeps going: it answers all the same
+                slow.cancelled = True
+            slow.tasks.append(asyncio.current_task())
+        return "here"
 
     return http_app(app)
 
@@ -209,3 +223,73 @@ def test_an_accept_header_is_parsed_once_per_value() -> None:
     before = accepts.cache_info().hits
     assert accepts(header, "application/json") and accepts(header, "text/event-stream")
     assert accepts.cache_info().hits == before + 2
+
+
+async def test_a_json_reply_s_handler_runs_in_the_asgi_call_s_own_task() -> None:
+    """No task of its own (issue 18: a tenth of the call's cost), whether it answers at once
+    or waits first."""
+    slow = Slow()
+    app = make_app(slow)
+    at_once = Exchange(app, "where", {"wait": False})
+    served = at_once.start()
+    await asyncio.wait_for(served, 5)
+    waiting = Exchange(app, "where", {"wait": True})
+    served_later = waiting.start()
+    await asyncio.wait_for(slow.started.wait(), 5)
+    slow.gate.set()
+    await asyncio.wait_for(served_later, 5)
+    assert slow.tasks == [served, served_later, served_later]
+    for exchange in (at_once, waiting):
+        assert exchange.status == 200
+        assert json.loads(exchange.received)["result"]["content"] == [{"type": "text", "text": "here"}]
+
+
+async def test_a_handler_that_catches_the_hang_up_s_cancel_sends_nothing_and_ends_uncancelled() -> None:
+    slow = Slow()
+    exchange = Exchange(make_app(slow), "where", {"wait": True})
+    served = exchange.start()
+    await asyncio.wait_for(slow.started.wait(), 5)
+    exchange.hung_up.set()
+    await asyncio.wait_for(served, 5)
+    assert slow.cancelled and len(slow.tasks) == 2
+    assert exchange.status is None  # the client left: its answer is not sent
+    assert not served.cancelled() and served.cancelling() == 0  # type: ignore[attr-defined]
+
+
+def test_a_host_check_is_remembered_per_host_and_origin_until_the_allow_lists_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typedmcp.transports import http_hosts
+
+    checked: list[tuple[str, str | None]] = []
+    judge = http_hosts.host_problem
+
+    def recorded(headers: Any, hosts: Any, origins: Any) -> str | None:
+        checked.append((headers.get("host", ""), headers.get("origin")))
+        return judge(headers, hosts, origins)
+
+    monkeypatch.setattr(http_hosts, "host_problem", recorded)
+    check = http_hosts.HostCheck()
+    local, other = {"host": "127.0.0.1:8000"}, {"host": "mcp.example", "origin": "https://evil.example"}
+    for _ in range(3):
+        assert check.problem(local, None, None) is None
+        assert "not allowed" in (check.problem(other, None, None) or "")
+    assert checked == [("127.0.0.1:8000", None), ("mcp.example", "https://evil.example")]
+    hosts = frozenset({"mcp.example"})
+    assert check.problem(other, hosts, None) == "Forbidden: origin 'https://evil.example' is not allowed"
+    assert check.problem(other, hosts, frozenset({"https://evil.example"})) is None
+    assert len(checked) == 4  # each new allow-list is judged afresh
+
+
+async def test_a_call_cancelled_as_its_client_hangs_up_still_ends_cancelled() -> None:
+    """The hang-up's own cancel is taken back; the other one (the server stopping, say) is
+    not swallowed with it."""
+    slow = Slow()
+    exchange = Exchange(make_app(slow), "wait", {})
+    served = exchange.start()
+    await asyncio.wait_for(slow.started.wait(), 5)
+    exchange.hung_up.set()
+    served.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(served, 5)
+    assert slow.cancelled and exchange.status is None

@@ -11,8 +11,7 @@ it (a context variable). Over stdio there is none. A handler reads it with
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -80,11 +79,24 @@ def request_origin() -> RequestOrigin | None:
     return _current_origin.get()
 
 
-@contextmanager
-def serving_origin(headers: Mapping[str, str], principal: object | None) -> Iterator[None]:
+class ServingOrigin:
+    """The block :func:`serving_origin` opens (a class: cheaper than a generator's context
+    manager, and the HTTP servers enter one per request)."""
+
+    __slots__ = ("origin", "token")
+
+    def __init__(self, origin: RequestOrigin) -> None:
+        self.origin = origin
+        self.token: contextvars.Token[RequestOrigin | None] | None = None
+
+    def __enter__(self) -> None:
+        self.token = _current_origin.set(self.origin)
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self.token is not None
+        _current_origin.reset(self.token)
+
+
+def serving_origin(headers: Mapping[str, str], principal: object | None) -> ServingOrigin:
     """Make ``headers`` and ``principal`` the origin of what is served inside the block."""
-    token = _current_origin.set(RequestOrigin(headers, principal))
-    try:
-        yield
-    finally:
-        _current_origin.reset(token)
+    return ServingOrigin(RequestOrigin(headers, principal))

@@ -36,11 +36,21 @@ def accepts(accept: str, media_type: str) -> bool:
     return bool(kinds & {media_type, f"{major}/*", "*/*"})
 
 
+@functools.lru_cache(maxsize=256)
+def is_json_type(content_type: str) -> bool:
+    """Whether a Content-Type header names ``application/json`` (parameters aside).
+    Remembered per header value, as :func:`accepts` is."""
+    return content_type.split(";")[0].strip().lower() == "application/json"
+
+
 async def read_body(receive: Receive, limit: int) -> bytes | None:
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):
+        body: bytes = message.get("body", b"")  # (the usual case: one message holds it all)
+        return body if len(body) <= limit else None
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             return b"".join(chunks)
         chunk = message.get("body", b"")
@@ -50,6 +60,7 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+        message = await receive()
 
 
 async def refused_json_post(
@@ -61,8 +72,7 @@ async def refused_json_post(
     if declared is not None and declared.isdigit() and int(declared) > limit:
         await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
         return True
-    content_type = headers.get("content-type", default_type).split(";")[0].strip().lower()
-    if content_type != "application/json":
+    if not is_json_type(headers.get("content-type", default_type)):
         await respond_error(
             send, 415, RpcError(INVALID_REQUEST, "Unsupported Media Type: use application/json")
         )

@@ -18,7 +18,6 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
@@ -42,6 +41,7 @@ from .asgi import (
 from .access_gate import refused_post
 from .events import EventStore, MemoryEventStore
 from .http_auth import authenticate
+from .http_hosts import HostCheck
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
 from .http_shared import HttpSession, SessionTable, SharedSessions, SharedState
@@ -61,7 +61,6 @@ logger = logging.getLogger("typedmcp")
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 class HttpApp(Mountable):
@@ -127,8 +126,9 @@ class HttpApp(Mountable):
         self.retry_ms = retry_ms  # the SSE ``retry`` field: how long a client waits to resume
         self.replay_grace = replay_grace  # how long a stream written in full stays replayable
         self.path = path.rstrip("/") or "/"
-        self.allowed_hosts = set(allowed_hosts) if allowed_hosts is not None else None
-        self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
+        self.allowed_hosts = frozenset(allowed_hosts) if allowed_hosts is not None else None
+        self.allowed_origins = frozenset(allowed_origins) if allowed_origins is not None else None
+        self._host_check = HostCheck()  # (its verdicts, per Host and Origin)
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
@@ -229,22 +229,8 @@ class HttpApp(Mountable):
     # -- checks ---------------------------------------------------------------------------
 
     def _check_origin(self, headers: dict[str, str]) -> str | None:
-        host = headers.get("host", "")
-        hostname = urlsplit(f"//{host}").hostname or ""
-        if self.allowed_hosts is not None:
-            if host not in self.allowed_hosts and hostname not in self.allowed_hosts:
-                return f"Forbidden: host {quoted(host)} is not allowed"
-        elif hostname not in LOOPBACK_HOSTS and f"[{hostname}]" not in LOOPBACK_HOSTS:
-            return f"Forbidden: host {quoted(host)} is not allowed (loopback only by default)"
-        origin = headers.get("origin")
-        if origin is None:
-            return None
-        if self.allowed_origins is not None:
-            return None if origin in self.allowed_origins else f"Forbidden: origin {quoted(origin)}"
-        origin_host = urlsplit(origin).hostname or ""
-        if origin_host not in LOOPBACK_HOSTS and f"[{origin_host}]" not in LOOPBACK_HOSTS:
-            return f"Forbidden: origin {quoted(origin)} is not allowed"
-        return None
+        """Why the request's Host or Origin is refused (403), or None (see :mod:`.http_hosts`)."""
+        return self._host_check.problem(headers, self.allowed_hosts, self.allowed_origins)
 
     async def _authenticated(self, scope: Scope, headers: dict[str, str], send: Send) -> Any:
         """The principal of a valid bearer token; else None, after answering 401 or 503."""
@@ -353,7 +339,8 @@ class HttpApp(Mountable):
         session = await self._open(headers, principal, send)
         if session is None:
             return
-        with self._serving(session):
+        session.active += 1  # in flight (what :meth:`_serving` does, inline: every POST comes here)
+        try:
             if isinstance(message, list):
                 await self._post_batch(session, message, receive, send)
             elif not isinstance(message, dict):
@@ -370,6 +357,9 @@ class HttpApp(Mountable):
                     await respond(send, 400, reply, "application/json")
                 else:
                     await respond(send, 202, b"", None)
+        finally:
+            session.active -= 1
+            self.sessions.touch(session)
 
     async def _initialize(
         self, message: dict[str, Any], principal: Any, owner: Any, send: Send

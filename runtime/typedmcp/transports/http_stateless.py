@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any
 
 from ..engine.eager import returned_at_once, returned_value, start_eagerly
@@ -41,6 +43,7 @@ from ..engine.jsonrpc import (
 )
 from ..protocol.meta import (
     CANCELLED,
+    CLIENT_CAPABILITIES_KEY,
     DISCOVER,
     HEADER_ANNOTATION,
     HEADER_MISMATCH,
@@ -106,8 +109,6 @@ class ModernEndpoint:
         self, headers: Mapping[str, str], message: Any, principal: Any, receive: Receive, send: Send
     ) -> None:
         """Answer one POST whose body is already parsed."""
-        # optional whitespace around a field value is not part of it (RFC 9110, 5.5)
-        headers = {name: value.strip(" \t") for name, value in headers.items()}
         if not isinstance(message, dict):
             what = "batches are not allowed" if isinstance(message, list) else "not an object"
             await respond_error(send, 400, RpcError(INVALID_REQUEST, f"Invalid Request: {what}"))
@@ -153,24 +154,31 @@ class ModernEndpoint:
 
     async def _check(self, headers: Mapping[str, str], method: str, params: Any) -> None:
         server = self.server
-        version_header = headers.get(VERSION_HEADER)
-        method_header = headers.get(METHOD_HEADER)
+        version_header = _field(headers, VERSION_HEADER)
+        method_header = _field(headers, METHOD_HEADER)
         task_method = method in TASK_METHODS and server.task_registry is not None
         extension_method = task_method or (method in SKILL_METHODS and served_skills(server.handlers) is not None)
         name_key = TASK_ID if task_method else NAME_PARAM.get(method)
-        name_header = headers.get(NAME_HEADER)
-        missing = [
-            name
-            for name, value, needed in (
-                ("MCP-Protocol-Version", version_header, True),
-                ("Mcp-Method", method_header, True),
-                ("Mcp-Name", name_header, name_key is not None),
-            )
-            if needed and value is None
-        ]
-        if missing:
+        name_header = _field(headers, NAME_HEADER)
+        if version_header is None or method_header is None or (name_key is not None and name_header is None):
+            missing = [
+                name
+                for name, value, needed in (
+                    ("MCP-Protocol-Version", version_header, True),
+                    ("Mcp-Method", method_header, True),
+                    ("Mcp-Name", name_header, name_key is not None),
+                )
+                if needed and value is None
+            ]
             raise _mismatch(f"missing required header {', '.join(missing)}")
-        meta = server.check_meta(params)
+        meta = params.get("_meta") if type(params) is dict else None
+        if not (  # (a well-formed _meta passes this one test; anything else gets check_meta's)
+            type(meta) is dict
+            and type(meta.get(PROTOCOL_VERSION_KEY)) is str
+            and type(meta.get(CLIENT_CAPABILITIES_KEY)) is dict
+            and LOG_LEVEL_KEY not in meta
+        ):
+            meta = server.check_meta(params)
         body_version = meta[PROTOCOL_VERSION_KEY]
         if version_header != body_version:
             raise _mismatch(
@@ -182,7 +190,7 @@ class ModernEndpoint:
         if name_key is not None:
             assert name_header is not None
             try:
-                name = decode_header_value(name_header)
+                name = _decoded(name_header)
             except HeaderValueError as exc:
                 raise _mismatch(f"Mcp-Name {exc}") from None
             if name != params.get(name_key):
@@ -217,14 +225,14 @@ class ModernEndpoint:
             header_name = definition.get(HEADER_ANNOTATION) if isinstance(definition, dict) else None
             if not isinstance(header_name, str):
                 continue
-            raw = headers.get(PARAM_HEADER_PREFIX + header_name.lower())
+            raw = _field(headers, PARAM_HEADER_PREFIX + header_name.lower())
             value = arguments.get(prop)
             if value is None:
                 continue  # not expected when the value is null or absent
             if raw is None:
                 raise _mismatch(f"missing header Mcp-Param-{header_name} for argument {quoted(prop)}")
             try:
-                decoded = decode_header_value(raw)
+                decoded = _decoded(raw)
             except HeaderValueError as exc:
                 raise _mismatch(f"Mcp-Param-{header_name} {exc}") from None
             if not _same(decoded, value):
@@ -293,6 +301,9 @@ class ModernEndpoint:
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
         receive: Receive, send: Send,
     ) -> None:
+        if principal is None and INLINE_HANDLERS:
+            await self._json_inline(request_id, method, params, receive, send)
+            return
         task = self._start(request_id, method, params, principal, _no_emit)
         if returned_at_once(task):  # answered already: no hang-up left to watch for
             reply: bytes = returned_value(task)
@@ -316,6 +327,36 @@ class ModernEndpoint:
             await _respond_no_content(send)
             return
         await respond(send, _status_of(answered, request_id), answered, "application/json")
+
+    async def _json_inline(
+        self, request_id: Any, method: str, params: dict[str, Any], receive: Receive, send: Send
+    ) -> None:
+        """A JSON reply whose handler runs in this ASGI call's own task, with no task of its
+        own (what creating, scheduling and switching to one costs is a tenth of a typical
+        call): without auth no cancel names the request, so only a hang-up can end it, and
+        the watch for one starts only if the handler suspends (:class:`HangupWatch`)."""
+        answer = encoded_answer(request_id, method, self.server.serve_request(
+            method, params, request_id, _no_emit, principal=None, checked=True))
+        watch = HangupWatch(receive)
+        try:
+            reply: bytes = await Inline(answer, watch.start)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if watch.hung_up:  # the client left: the request is cancelled (H-20), nothing is sent
+                watch.forget_cancel()
+                if current is not None and _cancelling(current):
+                    raise  # (and this reply itself was cancelled too)
+                return
+            if current is not None and _cancelling(current):
+                raise  # this reply itself is cancelled (the server stops, say)
+            logger.error("the handler of request %r raised CancelledError, but no one cancelled it", request_id)
+            reply = encode_error(request_id, RpcError(INTERNAL_ERROR, "Internal error"))
+        finally:
+            watch.stop()
+        if watch.hung_up:  # (the handler caught the cancel and answered: the client is gone)
+            watch.forget_cancel()
+            return
+        await respond(send, _status_of(reply, request_id), reply, "application/json")
 
     async def _stream(
         self, request_id: Any, method: str, params: dict[str, Any], principal: Any,
@@ -386,6 +427,99 @@ class ModernEndpoint:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+#: Whether a JSON reply's handler may run in the ASGI call's own task: it needs
+#: ``Task.cancelling()`` and ``Task.uncancel()`` (Python 3.11).
+INLINE_HANDLERS = sys.version_info >= (3, 11)
+
+if sys.version_info >= (3, 11):
+
+    def _cancelling(task: asyncio.Task[Any]) -> int:
+        return task.cancelling()
+
+    def _uncancel(task: asyncio.Task[Any]) -> None:
+        task.uncancel()
+
+else:  # (never called: INLINE_HANDLERS is False)
+
+    def _cancelling(task: asyncio.Task[Any]) -> int:
+        return 0
+
+    def _uncancel(task: asyncio.Task[Any]) -> None:
+        return None
+
+
+class HangupWatch:
+    """Watches for the client's hang-up while an inline handler (:class:`Inline`) waits:
+    started when the handler first suspends; a hang-up cancels the task it runs in."""
+
+    __slots__ = ("hung_up", "receive", "task", "watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.task: asyncio.Task[Any] | None = None
+        self.watcher: asyncio.Future[None] | None = None
+        self.hung_up = False
+
+    def start(self) -> None:
+        """Watch from now on (called in the task the handler runs in)."""
+        self.task = asyncio.current_task()
+        self.watcher = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        await disconnected(self.receive)
+        self.hung_up = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
+
+    def forget_cancel(self) -> None:
+        """The hang-up's cancel has been handled: the task goes on uncancelled."""
+        if self.task is not None:
+            _uncancel(self.task)
+
+
+class Inline:
+    """Awaits a coroutine in the awaiting task itself, as ``await coro`` would, and calls
+    ``on_suspend`` once, when the coroutine first waits (never for one that answers at
+    once)."""
+
+    __slots__ = ("coro", "on_suspend")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], on_suspend: Callable[[], None]) -> None:
+        self.coro = coro
+        self.on_suspend = on_suspend
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro = self.coro
+        try:
+            waiting = coro.send(None)
+        except StopIteration as done:
+            return done.value
+        self.on_suspend()
+        return (yield from _resumed(coro, waiting))
+
+
+def _resumed(coro: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any, Any]:
+    """The rest of a coroutine that suspended on ``waiting``: what its task sends or throws
+    goes on to it."""
+    while True:
+        try:
+            sent = yield waiting
+        except BaseException as thrown:  # (cancellation, or the task closing it)
+            try:
+                waiting = coro.throw(thrown)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                waiting = coro.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
 def claims(
     headers: Mapping[str, str],
     message: Any,
@@ -418,6 +552,18 @@ def asks_stateless_era(headers: Mapping[str, str], message: Any) -> bool:
         and is_request_id(message.get("id"))
         and (message.get("method") == DISCOVER or modern_meta(message.get("params")) is not None)
     )
+
+
+#: :func:`decode_header_value`, remembered per value (a client names the same tools again and
+#: again); a value it refuses is refused each time (an exception is not remembered).
+_decoded = functools.lru_cache(maxsize=256)(decode_header_value)
+
+
+def _field(headers: Mapping[str, str], name: str) -> str | None:
+    """A header's value without the optional whitespace around it, which is not part of
+    the value (RFC 9110, 5.5); None when the header is absent."""
+    value = headers.get(name)
+    return None if value is None else value.strip(" \t")
 
 
 def _same(header_value: str, body_value: Any) -> bool:
