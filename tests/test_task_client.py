@@ -115,7 +115,7 @@ class Confirming(ClientHandlers):
 
     async def elicit(self, params: models.ElicitRequestParams, ctx: RequestContext[Client]) -> models.ElicitResult:
         self.asked.append(params.message)
-        content = {"name": "Ann"} if params.message == "Your name?" else {"confirm": True}
+        content: dict[str, Any] = {"name": "Ann"} if params.message == "Your name?" else {"confirm": True}
         return models.ElicitResult(action="accept", content=content)
 
 
@@ -137,7 +137,7 @@ async def test_call_tool_waits_for_a_task_and_returns_the_typed_result() -> None
 async def test_input_asked_inside_a_task_is_answered_through_tasks_update() -> None:
     handlers, seen = Confirming(), list[str]()
     async with connected(tasks_app(seen), handlers, extensions=WITH_TASKS) as client:
-        result = await client.call_tool(name="delete", arguments={"filename": "a.txt"})
+        result = await asyncio.wait_for(client.call_tool(name="delete", arguments={"filename": "a.txt"}), 10)
     assert result.content[0].text == "deleted a.txt"  # type: ignore[union-attr]
     assert handlers.asked == ["Delete a.txt?"] and seen == ["accept"]  # asked once (dedup)
 
@@ -148,7 +148,7 @@ async def test_input_asked_before_the_task_by_round_trips_composes_with_it() -> 
         result = await client.call_tool(name="greet", arguments={})
         task = await ToolTasks(client).call_tool(name="greet", arguments={})
         assert task.task_id is not None  # the round trip first, then the CreateTaskResult
-        assert (await task.result()).content[0].text == "Hello, Ann! (from a task)"  # type: ignore[union-attr]
+        assert (await task.result()).content[0].text == "Hello, Ann! (from a task)"
     assert result.content[0].text == "Hello, Ann! (from a task)"  # type: ignore[union-attr]
     assert handlers.asked == ["Your name?", "Your name?"]
 

@@ -188,6 +188,8 @@ class ToolTask:
                 if give_up is not None and time.monotonic() + pause > give_up:
                     raise asyncio.TimeoutError(f"task {state.task_id!r} is still {state.status} after {timeout} s")
                 await asyncio.sleep(pause)
+            else:
+                await asyncio.sleep(0)  # (an in-process server may answer without yielding)
             state, seen = await self.status(request_timeout), True
         if state.status == "failed":
             assert state.error is not None
