@@ -88,6 +88,8 @@ class ExtensionTask:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     answers: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
     runner: asyncio.Task[None] | None = None
+    #: Told of each change (a store shared by workers writes it through; notifications).
+    watcher: Callable[[ExtensionTask], None] | None = None
 
     def fields(self) -> dict[str, Any]:
         """The ``Task`` fields (what a ``CreateTaskResult`` carries beside ``resultType``)."""
@@ -114,6 +116,11 @@ class ExtensionTask:
     def _set(self, status: str) -> None:
         if self.status not in TERMINAL:
             self.status, self.updated_at = status, _now()
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.watcher is not None:
+            self.watcher(self)
 
     async def ask(self, key: str, request: dict[str, Any]) -> Any:
         """Park the task on an input request until ``tasks/update`` answers ``key``."""
@@ -127,10 +134,13 @@ class ExtensionTask:
             self.answers.pop(key, None)
             if not self.pending:
                 self._set("working")
+            else:
+                self._changed()  # the other requests still wait
 
 
 class TaskRegistry:
-    """The extension's tasks on one server (one worker's memory)."""
+    """The extension's tasks on one server (one worker's memory; ``typedmcp.state``'s
+    ``RedisTaskRegistry`` shares them between workers)."""
 
     def __init__(self, max_tasks: int = MAX_TASKS) -> None:
         self.tasks: dict[str, ExtensionTask] = {}
@@ -194,6 +204,21 @@ class TaskRegistry:
             task.runner.cancel()
         task._set("cancelled")
 
+    async def saved(self, task: ExtensionTask) -> None:
+        """Return once a task just started is found by ``tasks/get`` (in memory: at once)."""
+
+    async def detailed(self, owner: str | None, task_id: Any) -> dict[str, Any]:
+        """The ``tasks/get`` answer for the owner's task."""
+        return self.get(owner, task_id).detailed()
+
+    async def deliver(self, owner: str | None, task_id: Any, responses: Any) -> None:
+        """``tasks/update``: see :meth:`update`."""
+        self.update(owner, task_id, responses)
+
+    async def cancel_task(self, owner: str | None, task_id: Any) -> None:
+        """``tasks/cancel``: see :meth:`cancel`."""
+        self.cancel(owner, task_id)
+
     def close(self) -> None:
         for task in self.tasks.values():
             if task.runner is not None and not task.runner.done():
@@ -218,7 +243,7 @@ class TaskRegistry:
 
     # -- the methods ------------------------------------------------------------------------
 
-    def serve(self, method: str, params: Mapping[str, Any], principal: Any) -> dict[str, Any]:
+    async def serve(self, method: str, params: Mapping[str, Any], principal: Any) -> dict[str, Any]:
         """Answer ``tasks/get``, ``tasks/update`` or ``tasks/cancel`` for the request's
         principal (its client capabilities must declare the extension: -32021 otherwise)."""
         owner = principal_tag(principal)
@@ -236,7 +261,7 @@ class TaskRegistry:
             spec.validate_params(params)
         except ValidationError as error:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {method}: {describe(error)}") from None
-        answer = serve(self, owner, params)
+        answer = await serve(self, owner, params)
         try:
             spec.validate_result(answer)
         except ValidationError as error:  # a bug here, not the client's: logged, not detailed
@@ -254,20 +279,20 @@ class TaskRegistry:
             return params
         return {**params, "inputResponses": {k: v for k, v in responses.items() if k in task.answers}}
 
-    def _get(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
-        return self.get(owner, params.get(TASK_ID)).detailed()
+    async def _get(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.detailed(owner, params.get(TASK_ID))
 
-    def _update(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
-        self.update(owner, params.get(TASK_ID), params.get("inputResponses"))
+    async def _update(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        await self.deliver(owner, params.get(TASK_ID), params.get("inputResponses"))
         return {"resultType": COMPLETE}  # the new state is seen on the next tasks/get
 
-    def _cancel(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
-        self.cancel(owner, params.get(TASK_ID))
+    async def _cancel(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        await self.cancel_task(owner, params.get(TASK_ID))
         return {"resultType": COMPLETE}
 
 
 #: The generated table's handler names -> the registry's method that answers each.
-SERVED_BY: dict[str, Callable[[TaskRegistry, str | None, Mapping[str, Any]], dict[str, Any]]] = {
+SERVED_BY: dict[str, Callable[[TaskRegistry, str | None, Mapping[str, Any]], Awaitable[dict[str, Any]]]] = {
     "get_task": TaskRegistry._get,
     "update_task": TaskRegistry._update,
     "cancel_task": TaskRegistry._cancel,
@@ -334,4 +359,5 @@ async def run_as_task(
         return await work()
     task = registry.start(principal_tag(scope.principal), ttl_ms, work)
     scope.task, scope.emit = task, _discard  # its input requests now park the task
+    await registry.saved(task)  # (SEP-2663: answer once tasks/get finds it, on any worker)
     raise TaskStarted({"resultType": TASK_RESULT_TYPE, **task.fields()})
