@@ -140,3 +140,44 @@ async def test_unknown_task_ids_and_clients_without_the_extension(deployment: De
         assert refused.value.code == -32021
         inline = await plain.call_tool(name="export", arguments={"count": 1})  # no task: inline
         assert text(inline).startswith("exported 1 on ")
+
+
+# -- two workers, each request sent to the one the test chooses (Redis only) ------------------
+
+
+@pytest.mark.parametrize("deployment", ["redis"], indirect=True)
+async def test_a_task_made_on_one_worker_is_answered_and_finished_through_the_other(deployment: Deployment) -> None:
+    first_url, second_url = deployment.worker_urls
+    handlers = Confirming()
+    async with connected(first_url, extensions=WITH_TASKS) as first, connected(
+        second_url, handlers, extensions=WITH_TASKS
+    ) as second:
+        made = await ToolTasks(first).call_tool(name="delete", arguments={"filename": "c.txt"})
+        assert made.task_id is not None
+        elsewhere = ToolTasks(second).resume(made.task_id)  # polled and answered on the second only
+        result = await asyncio.wait_for(elsewhere.result(), 20)
+        runner = (await first.call_tool(name="whoami", arguments={})).structured_content["result"]  # type: ignore[index]
+    assert text(result) == f"deleted c.txt on {runner}"  # ran where it was made
+    assert handlers.asked == ["Delete c.txt?"]
+
+
+@pytest.mark.parametrize("deployment", ["redis"], indirect=True)
+async def test_a_task_made_on_one_worker_is_cancelled_through_the_other(deployment: Deployment) -> None:
+    first_url, second_url = deployment.worker_urls
+    async with connected(first_url, extensions=WITH_TASKS) as first, connected(
+        second_url, extensions=WITH_TASKS
+    ) as second:
+        made = await ToolTasks(first).call_tool(name="forever", arguments={"label": "x2"})
+        assert made.task_id is not None
+        elsewhere = ToolTasks(second).resume(made.task_id)
+        assert (await elsewhere.status()).status == "working"
+        await elsewhere.cancel()
+        with pytest.raises(TaskCancelled):
+            await asyncio.wait_for(elsewhere.result(), 20)
+        for _ in range(100):
+            ran = (await first.call_tool(name="cancelled", arguments={})).structured_content["result"]  # type: ignore[index]
+            if "x2" in ran:
+                break
+            await asyncio.sleep(0.05)
+        assert "x2" in ran  # the handler on the first worker was cancelled
+        assert (await made.status()).status == "cancelled"
