@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typedmcp import TASKS_EXTENSION, Context, McpApp, http_app
 import typedmcp.stateless.tasks
 
-setattr(typedmcp.stateless.tasks, "POLL_INTERVAL_MS", 20)  # (the tests poll quickly; 500 ms by default)
+typedmcp.stateless.tasks.POLL_INTERVAL_MS = 20  # type: ignore[attr-defined]  # (quick polls; 500 ms by default)
 
 tasks = McpApp("tasks-test", "1.0.0", extensions={TASKS_EXTENSION: {}})
 CANCELLED: list[str] = []
