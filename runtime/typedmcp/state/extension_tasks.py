@@ -68,6 +68,7 @@ class RedisTaskRegistry(TaskRegistry):
         self._script: Any = None
         state.on("xtask-update", self._remote_update)
         state.on("xtask-cancel", self._remote_cancel)
+        state.on("xtask-changed", self._remote_change)
 
     def _key(self, owner: str | None, task_id: str) -> str:
         return self.state.key("xtask", owner or "-", task_id)
@@ -79,7 +80,7 @@ class RedisTaskRegistry(TaskRegistry):
     ) -> ExtensionTask:
         task = super().start(owner, ttl_ms, work)
         task.watcher = self._changed
-        self._saves[task.task_id] = asyncio.ensure_future(self._flush(task))  # its state now
+        self._saves[task.task_id] = asyncio.ensure_future(self._flush(task, raising=True))  # its state now
 
         self._keepers[task.task_id] = asyncio.ensure_future(self._keep(task))
         return task
@@ -101,10 +102,12 @@ class RedisTaskRegistry(TaskRegistry):
             ) from None
 
     def _changed(self, task: ExtensionTask) -> None:
-        """Queue a write of the task's current state (one queued write covers many changes)."""
+        """Tell this worker's listen streams; queue a write of the task's current state (one
+        queued write covers many changes), which tells the other workers' streams."""
+        self.notify(task)
         self.state._spawn(self._flush(task))
 
-    async def _flush(self, task: ExtensionTask) -> None:
+    async def _flush(self, task: ExtensionTask, raising: bool = False) -> None:
         if task.task_id in self._queued:
             return  # a write not started yet will take this change too
         self._queued.add(task.task_id)
@@ -112,10 +115,14 @@ class RedisTaskRegistry(TaskRegistry):
         async with lock:
             self._queued.discard(task.task_id)
             try:
-                await self._write(task)
+                wire = task.detailed()
+                if await self._write(task, task.status, wire, (time.monotonic() - task.created) * 1000):
+                    await self.state.tell_all({"t": "xtask-changed", "o": task.owner, "id": task.task_id, "w": wire})
             except StateUnavailable:
-                logger.warning("task %s... changed (%s) while Redis was unreachable", task.task_id[:8], task.status)
-                raise
+                if raising:
+                    raise
+                logger.warning("task %s... changed (%s) while Redis was unreachable; its record "
+                               "lags until the next change", task.task_id[:8], task.status)
             finally:
                 if task.status in TERMINAL and task.task_id not in self._queued:
                     self._locks.pop(task.task_id, None)
@@ -123,18 +130,12 @@ class RedisTaskRegistry(TaskRegistry):
                     if keeper is not None:
                         keeper.cancel()
 
-    async def _write(self, task: ExtensionTask, status: str | None = None, wire: dict[str, Any] | None = None) -> bool:
-        """Write the task (or ``wire``, the record of another worker's task) unless it is
-        terminal already; whether it was written."""
+    async def _write(self, task: ExtensionTask, status: str, wire: dict[str, Any], age_ms: float = 0.0) -> bool:
+        """Write ``wire``, the task's ``tasks/get`` answer (``age_ms`` after its creation),
+        unless its record is terminal already; whether it was written."""
         if self._script is None:
             self._script = self.state.client.register_script(_WRITE)
         script = self._script
-        if wire is None:
-            wire, status = task.detailed(), task.status
-            age_ms = (time.monotonic() - task.created) * 1000
-        else:
-            age_ms = 0.0
-        assert status is not None
         ttl = int(wire.get("ttlMs") or 0)
         expire = ttl + WORKING_GRACE_MS if status not in TERMINAL else max(int(ttl - age_ms), 1000)
         keys = [self._key(task.owner, task.task_id)]
@@ -164,7 +165,7 @@ class RedisTaskRegistry(TaskRegistry):
             stopped = "the server process running this task stopped"
             failed = _ended(wire, "failed", stopped)
             failed["error"] = {"code": INTERNAL_ERROR, "message": f"Internal error: {stopped}"}
-            await self._write(ExtensionTask(task_id, owner, 0), "failed", failed)
+            await self._ended_here(ExtensionTask(task_id, owner, 0), "failed", failed)
             return await self._read(owner, task_id)  # terminal now
         return status, wire, worker
 
@@ -191,9 +192,16 @@ class RedisTaskRegistry(TaskRegistry):
         status, wire, worker = await self._read(owner, task_id)
         if status in TERMINAL:
             return
-        await self._write(ExtensionTask(task_id, owner, 0), "cancelled", _ended(wire, "cancelled", None))
+        await self._ended_here(ExtensionTask(task_id, owner, 0), "cancelled", _ended(wire, "cancelled", None))
         with contextlib.suppress(StateUnavailable):
             await self.state.send_to(worker, {"t": "xtask-cancel", "o": owner, "id": task_id})
+
+    async def _ended_here(self, task: ExtensionTask, status: str, wire: dict[str, Any]) -> None:
+        """End another worker's task in its record (if still working); tell every stream."""
+        if await self._write(task, status, wire):
+            self.notify(task, wire)
+            with contextlib.suppress(StateUnavailable):
+                await self.state.tell_all({"t": "xtask-changed", "o": task.owner, "id": task.task_id, "w": wire})
 
     # -- messages from the other workers ----------------------------------------------------
 
@@ -207,6 +215,12 @@ class RedisTaskRegistry(TaskRegistry):
         if task is not None:
             with contextlib.suppress(RpcError):
                 self.update(task.owner, task.task_id, message.get("r"))
+
+    def _remote_change(self, message: dict[str, Any]) -> None:
+        """A task of another worker changed: tell the listen streams here that watch it."""
+        task_id, owner, wire = message.get("id"), message.get("o"), message.get("w")
+        if isinstance(task_id, str) and (owner is None or isinstance(owner, str)) and isinstance(wire, dict):
+            self.notify(ExtensionTask(task_id, owner, 0), wire)
 
     def _remote_cancel(self, message: dict[str, Any]) -> None:
         task = self._mine(message)

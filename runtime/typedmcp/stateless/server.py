@@ -68,7 +68,7 @@ from ..protocol.stubs import RequestContext
 from .chain import serve_through_chain
 from .scope import Emit, InputRequired, RequestScope, _input_key, _scope, current_scope
 from ..protocol.skills import SKILL_METHODS, served_skills
-from .tasks import TASK_METHODS, TaskRegistry, TaskStarted
+from .tasks import TASK_METHODS, TaskRegistry, TaskStarted, watch_tasks
 from .sealing import (
     DEFAULT_STATE_TTL,
     MemoryUsedStates,
@@ -618,6 +618,7 @@ class StatelessBuiltins:
                     waiting.add(key)
                     queue.put_nowait((method, change))
 
+        unwatch = watch_tasks(server.task_registry, scope, wanted.get("taskIds"), honoured, queue.put_nowait)
         unsubscribe = server.changes.subscribe(listener)
         server._listens.add(queue)
         if server._closed:
@@ -635,4 +636,5 @@ class StatelessBuiltins:
         finally:
             server._listens.discard(queue)
             unsubscribe()
+            unwatch()
         return {"_meta": tag}

@@ -50,6 +50,11 @@ from .sealing import principal_tag
 TASK_REQUESTS: Mapping[str, RequestSpec[Any]] = generated_tasks.REQUESTS
 #: Their methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``), as the router sees them.
 TASK_METHODS = tuple(TASK_REQUESTS)
+#: The status notification, sent on ``subscriptions/listen`` streams that name the task in
+#: ``notifications.taskIds``; its params are what ``tasks/get`` answers at that moment.
+TASK_NOTIFICATION = "notifications/tasks"
+#: What a listener is handed: (``TASK_NOTIFICATION``, the notification's params).
+Deliver = Callable[[tuple[str, dict[str, Any]]], None]
 #: The request field the ``Mcp-Name`` header mirrors for them.
 TASK_ID = "taskId"
 TASK_RESULT_TYPE = "task"
@@ -145,6 +150,8 @@ class TaskRegistry:
     def __init__(self, max_tasks: int = MAX_TASKS) -> None:
         self.tasks: dict[str, ExtensionTask] = {}
         self.max_tasks = max_tasks
+        #: (owner, task id) -> the listen streams of this worker that watch the task.
+        self.listeners: dict[tuple[str | None, str], set[Deliver]] = {}
 
     def start(
         self, owner: str | None, ttl_ms: int | None, work: Callable[[], Awaitable[Any]]
@@ -155,6 +162,7 @@ class TaskRegistry:
         if len(self.tasks) >= self.max_tasks:
             self._make_room()
         task = ExtensionTask(secrets.token_urlsafe(16), owner, ttl_ms or DEFAULT_TTL_MS)
+        task.watcher = self.notify
         self.tasks[task.task_id] = task
         task.runner = asyncio.ensure_future(self._run(task, work))
         return task
@@ -203,6 +211,33 @@ class TaskRegistry:
         if task.runner is not None:
             task.runner.cancel()
         task._set("cancelled")
+
+    def notify(self, task: ExtensionTask, detailed: dict[str, Any] | None = None) -> None:
+        """Send the task's state (``detailed``: as ``tasks/get`` answers) to the listen
+        streams of this worker that watch it."""
+        listeners = self.listeners.get((task.owner, task.task_id))
+        if listeners:
+            wire = dict(detailed if detailed is not None else task.detailed())
+            wire.pop("resultType", None)
+            for deliver in list(listeners):
+                deliver((TASK_NOTIFICATION, wire))
+
+    def watch(self, owner: str | None, task_ids: list[str], deliver: Deliver) -> Callable[[], None]:
+        """Hand ``deliver`` each change of the owner's tasks ``task_ids``; returns the
+        function that stops it."""
+        keys = [(owner, task_id) for task_id in task_ids]
+        for key in keys:
+            self.listeners.setdefault(key, set()).add(deliver)
+
+        def unwatch() -> None:
+            for key in keys:
+                watching = self.listeners.get(key)
+                if watching is not None:
+                    watching.discard(deliver)
+                    if not watching:
+                        del self.listeners[key]
+
+        return unwatch
 
     async def saved(self, task: ExtensionTask) -> None:
         """Return once a task just started is found by ``tasks/get`` (in memory: at once)."""
@@ -314,6 +349,25 @@ def check_method_table(requests: Mapping[str, RequestSpec[Any]]) -> None:
 
 
 check_method_table(TASK_REQUESTS)
+
+
+def watch_tasks(
+    registry: TaskRegistry | None, scope: Any, wanted: Any, honoured: dict[str, Any], deliver: Deliver
+) -> Callable[[], None]:
+    """The ``taskIds`` of a ``subscriptions/listen`` filter: watch them (they are put in
+    ``honoured``, the acknowledgement) and return the function that stops; -32021 for a
+    client that did not declare the extension. Nothing when the server does not serve it."""
+    if registry is None or not isinstance(wanted, list):
+        return _nothing
+    if not supports_extension(scope.client_capabilities, TASKS_EXTENSION):
+        raise missing_extension("task status notifications (notifications.taskIds)")
+    task_ids = [task_id for task_id in wanted if isinstance(task_id, str)]
+    honoured["taskIds"] = task_ids
+    return registry.watch(principal_tag(scope.principal), task_ids, deliver)
+
+
+def _nothing() -> None:
+    """Stops nothing."""
 
 
 def missing_extension(needed_for: str) -> RpcError:
