@@ -260,3 +260,27 @@ async def test_a_task_answer_the_client_did_not_ask_for_is_a_protocol_violation(
         await Pretend().other_result("tools/call", "task", {"taskId": "t", "status": "working"}, None)
     with pytest.raises(ProtocolViolation, match="prompts/get answered with unknown resultType 'task'"):
         await Pretend().other_result("prompts/get", "task", {}, None)
+
+
+async def test_status_notifications_bring_the_end_before_the_next_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server suggests 5 s between polls; the listen stream's notifications/tasks bring
+    the task's end at once."""
+    import time
+
+    monkeypatch.setattr("typedmcp.stateless.tasks.POLL_INTERVAL_MS", 5000)
+    async with connected(tasks_app(), extensions=WITH_TASKS) as client:
+        task = await ToolTasks(client).call_tool(name="export", arguments={"count": 7})
+        started = time.monotonic()
+        result = await asyncio.wait_for(task.result(listen=True), 20)
+        elapsed = time.monotonic() - started
+    assert result.content[0].text == "exported 7"
+    assert task.pushes == 1 and elapsed < 2.5, (task.pushes, elapsed)  # one poll, then the push
+
+
+async def test_a_listen_for_task_ids_without_the_extension_is_32021() -> None:
+    async with connected(tasks_app()) as client:
+        with pytest.raises(RpcError) as raised:
+            stream, _ = client.session._open_listen({"taskIds": ["t"]})
+            await asyncio.wait_for(stream, 5)
+    assert raised.value.code == -32021
+    assert raised.value.data == {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}

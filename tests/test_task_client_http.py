@@ -181,3 +181,17 @@ async def test_a_task_made_on_one_worker_is_cancelled_through_the_other(deployme
             await asyncio.sleep(0.05)
         assert "x2" in ran  # the handler on the first worker was cancelled
         assert (await made.status()).status == "cancelled"
+
+
+@pytest.mark.parametrize("deployment", ["redis"], indirect=True)
+async def test_a_listen_stream_on_one_worker_hears_a_task_of_the_other(deployment: Deployment) -> None:
+    first_url, second_url = deployment.worker_urls
+    async with connected(first_url, extensions=WITH_TASKS) as first, connected(
+        second_url, extensions=WITH_TASKS
+    ) as second:
+        made = await ToolTasks(first).call_tool(name="forever", arguments={"label": "x3"})
+        assert made.task_id is not None
+        async with second.session.task_updates(made.task_id) as pushed:
+            await made.cancel()  # on the first worker, where it runs
+            state = await asyncio.wait_for(pushed.get(), 10)
+    assert (state.task_id, state.status) == (made.task_id, "cancelled")

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from ..engine.jsonrpc import RpcError, quoted
 from .extensions import TASKS_EXTENSION, supports_extension
 from .meta import COMPLETE, RESULT_TYPE
 from .results import ProtocolViolation, invalid_result, validate_any_result
+from .session import Session
 
 logger = logging.getLogger("typedmcp")
 
@@ -44,6 +45,10 @@ TASK_RESULT_TYPE = "task"
 #: The requests a server may answer with a task (SEP-2663: ``tools/call`` only, for now).
 TASK_AUGMENTABLE = frozenset({"tools/call"})
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+#: The status notification a server may send on a listen stream naming the task.
+TASK_NOTIFICATION = "notifications/tasks"
+#: How long ``task_updates`` waits for the stream's acknowledgement (polling covers the rest).
+LISTEN_ACK_SECONDS = 5.0
 #: The poll interval when the server suggests none, and the longest one honoured (seconds).
 DEFAULT_POLL_SECONDS = 0.5
 MAX_POLL_SECONDS = 30.0
@@ -133,6 +138,8 @@ class ToolTask:
         self.last: TaskState | None = state
         self._answer = answer
         self._answered: set[str] = set()  # input request keys already answered (dedup across polls)
+        #: How many states came by status notification (``result(listen=True)``).
+        self.pushes = 0
 
     @property
     def task_id(self) -> str | None:
@@ -170,11 +177,24 @@ class ToolTask:
         await self._send(UPDATE, {"taskId": state.task_id, "inputResponses": answers}, timeout)
         return True
 
-    async def raw_result(self, timeout: float | None = None, request_timeout: float | None = None) -> Any:
+    async def raw_result(
+        self, timeout: float | None = None, request_timeout: float | None = None, *, listen: bool = False
+    ) -> Any:
         """Poll until the task ends; the inlined result as sent (a dict). Raises the task's
-        JSON-RPC error, :class:`TaskCancelled`, or ``TimeoutError`` after ``timeout`` s."""
+        JSON-RPC error, :class:`TaskCancelled`, or ``TimeoutError`` after ``timeout`` s.
+        ``listen``: also open a ``subscriptions/listen`` stream for the task's status
+        notifications, taken as they come (polling goes on, at ``pollIntervalMs``)."""
         if self.last is None:
             return self._answer
+        if not listen:
+            return await self._poll(timeout, request_timeout, None)
+        async with self.session.task_updates(self.last.task_id) as pushed:
+            return await self._poll(timeout, request_timeout, pushed)
+
+    async def _poll(
+        self, timeout: float | None, request_timeout: float | None, pushed: asyncio.Queue[TaskState] | None
+    ) -> Any:
+        assert self.last is not None
         state = self.last
         give_up = None if timeout is None else time.monotonic() + timeout
         seen = False  # the CreateTaskResult is the seed state: ask for the current one first
@@ -187,7 +207,13 @@ class ToolTask:
                 pause = min(MAX_POLL_SECONDS, (state.poll_interval_ms / 1000) if state.poll_interval_ms is not None else DEFAULT_POLL_SECONDS)
                 if give_up is not None and time.monotonic() + pause > give_up:
                     raise asyncio.TimeoutError(f"task {state.task_id!r} is still {state.status} after {timeout} s")
-                await asyncio.sleep(pause)
+                if pushed is None:
+                    await asyncio.sleep(pause)
+                else:
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        state = self.last = await asyncio.wait_for(pushed.get(), pause)
+                        self.pushes += 1
+                        continue  # a notification carries what tasks/get would answer
             else:
                 await asyncio.sleep(0)  # (an in-process server may answer without yielding)
             state, seen = await self.status(request_timeout), True
@@ -201,9 +227,9 @@ class ToolTask:
         assert state.result is not None
         return {RESULT_TYPE: COMPLETE, **state.result}
 
-    async def result(self, timeout: float | None = None) -> Any:
+    async def result(self, timeout: float | None = None, *, listen: bool = False) -> Any:
         """Wait for the task's end (see :meth:`raw_result`); the typed ``CallToolResult``."""
-        raw = await self.raw_result(timeout)
+        raw = await self.raw_result(timeout, listen=listen)
         if self.last is None:
             return raw  # already typed: the call's own answer
         own = self.session._allowed("tools/call")[1]
@@ -234,6 +260,56 @@ class TaskResults:
             with contextlib.suppress(Exception):
                 await asyncio.shield(task.cancel(timeout))
             raise
+
+
+    @contextlib.asynccontextmanager
+    async def task_updates(self, task_id: str) -> AsyncIterator[asyncio.Queue[TaskState]]:
+        """A queue of the task's states as the server pushes them (``notifications/tasks``
+        on a ``subscriptions/listen`` stream with ``taskIds``), while the block runs."""
+        session: Any = self
+        pushed: asyncio.Queue[TaskState] = asyncio.Queue()
+        waiters = _waiters(session)
+        waiters.setdefault(task_id, set()).add(pushed)
+        stream, subscription = session._open_listen({"taskIds": [task_id]}, background=True)
+        try:
+            ready = asyncio.ensure_future(subscription.ready.wait())
+            await asyncio.wait({ready, stream}, timeout=LISTEN_ACK_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+            ready.cancel()
+            if stream.done() and not stream.cancelled() and stream.exception() is not None:
+                raise stream.exception()  # refused (-32021, ...)
+            yield pushed
+        finally:
+            stream.cancel()
+            with contextlib.suppress(BaseException):
+                await stream
+            waiting = waiters.get(task_id)
+            if waiting is not None:
+                waiting.discard(pushed)
+                if not waiting:
+                    del waiters[task_id]
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        """Status notifications go to the queues of :meth:`task_updates`; the rest on."""
+        if method == TASK_NOTIFICATION and isinstance(params, Mapping):
+            waiting = _waiters(self).get(params.get("taskId"))  # type: ignore[arg-type]
+            if waiting:
+                try:
+                    state = TaskState.from_wire({k: v for k, v in params.items() if k != "_meta"}, method)
+                except ProtocolViolation as error:
+                    logger.info("ignored %s: %s", method, error)
+                    return
+                for queue in waiting:
+                    queue.put_nowait(state)
+            return
+        await Session.on_notification(self, method, params)  # type: ignore[arg-type]
+
+
+def _waiters(session: Any) -> dict[str, set[asyncio.Queue[TaskState]]]:
+    """The session's :meth:`TaskResults.task_updates` queues by task id."""
+    found: dict[str, set[asyncio.Queue[TaskState]]] | None = session.__dict__.get("_task_waiters")
+    if found is None:
+        found = session.__dict__["_task_waiters"] = {}
+    return found
 
 
 class ToolTasks:
