@@ -69,6 +69,7 @@ class RedisTaskRegistry(TaskRegistry):
         state.on("xtask-update", self._remote_update)
         state.on("xtask-cancel", self._remote_cancel)
         state.on("xtask-changed", self._remote_change)
+        state.on_reconnect(self._record_again)
 
     def _key(self, owner: str | None, task_id: str) -> str:
         return self.state.key("xtask", owner or "-", task_id)
@@ -97,9 +98,17 @@ class RedisTaskRegistry(TaskRegistry):
             if task.runner is not None:
                 task.runner.cancel()
             self.tasks.pop(task.task_id, None)
+            if isinstance(error, RpcError):
+                raise  # (StateUnavailable: Redis cannot be reached; retry)
             raise RpcError(
                 INTERNAL_ERROR, f"Internal error: the task could not be recorded in Redis ({error})"
             ) from None
+
+    def _record_again(self) -> None:
+        """Redis is back and may have lost its data: write the tasks running here again
+        (one that ended during the outage is written as it ended)."""
+        for task in list(self.tasks.values()):
+            self.state._spawn(self._flush(task))
 
     def _changed(self, task: ExtensionTask) -> None:
         """Tell this worker's listen streams; queue a write of the task's current state (one
