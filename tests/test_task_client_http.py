@@ -195,3 +195,40 @@ async def test_a_listen_stream_on_one_worker_hears_a_task_of_the_other(deploymen
             await made.cancel()  # on the first worker, where it runs
             state = await asyncio.wait_for(pushed.get(), 10)
     assert (state.task_id, state.status) == (made.task_id, "cancelled")
+
+
+async def test_a_task_whose_worker_stopped_is_reported_failed(tmp_path: Path) -> None:
+    """Two workers of their own (this test stops one): the task's record names the worker
+    that runs it; once that worker is gone (killed, its heartbeat expired: deleted here
+    rather than waited for), a tasks/get on the other ends the task failed."""
+    from redis.asyncio import Redis as RedisClient
+
+    redis = Redis(tmp_path)
+    redis.start()
+    processes: list[Any] = []
+    try:
+        env = {"MCP_REDIS_URL": redis.url, "MCP_REDIS_PREFIX": "stop-test:"}
+        processes, ports = start_workers(2, "tasks_app:app", env, unset=("MCP_REQUEST_STATE_KEY",))
+        first_url, second_url = (f"http://127.0.0.1:{p}/mcp" for p in ports)
+        async with connected(first_url, extensions=WITH_TASKS) as first:
+            made = await ToolTasks(first).call_tool(name="forever", arguments={"label": "x4"})
+        assert made.task_id is not None
+        store = RedisClient.from_url(redis.url)
+        try:
+            worker = await store.hget(f"stop-test:xtask:-:{made.task_id}", "worker")
+            assert worker is not None
+            processes[0].kill()
+            processes[0].wait(10)
+            name = worker.decode() if isinstance(worker, bytes) else worker
+            await store.delete(f"stop-test:worker:{name}")
+        finally:
+            await store.aclose()
+        async with connected(second_url, extensions=WITH_TASKS) as second:
+            with pytest.raises(RpcError) as raised:
+                await asyncio.wait_for(ToolTasks(second).resume(made.task_id).result(), 20)
+    finally:
+        for process in processes:
+            stop(process)
+        redis.stop()
+    assert raised.value.code == -32603
+    assert raised.value.message == "Internal error: the server process running this task stopped"
