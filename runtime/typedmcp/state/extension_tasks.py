@@ -117,8 +117,8 @@ class RedisTaskRegistry(TaskRegistry):
         self.state._spawn(self._flush(task))
 
     async def _flush(self, task: ExtensionTask, raising: bool = False) -> None:
-        if task.task_id in self._queued:
-            return  # a write not started yet will take this change too
+        if task.task_id in self._queued and not raising:
+            return  # a write not started yet will take this change too (the first is never skipped)
         self._queued.add(task.task_id)
         lock = self._locks.setdefault(task.task_id, asyncio.Lock())
         async with lock:
