@@ -284,3 +284,16 @@ async def test_a_listen_for_task_ids_without_the_extension_is_32021() -> None:
             await asyncio.wait_for(stream, 5)
     assert raised.value.code == -32021
     assert raised.value.data == {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+
+
+async def test_a_task_still_working_after_its_ttl_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("typedmcp.stateless.tasks.DEFAULT_TTL_MS", 200)
+    seen: list[str] = []
+    async with connected(tasks_app(seen), extensions=WITH_TASKS) as client:
+        with pytest.raises(asyncio.TimeoutError, match=r"is still working after its ttl \(200 ms\)"):
+            await asyncio.wait_for(client.call_tool(name="forever", arguments={}), 5)
+        for _ in range(100):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        assert seen == ["handler cancelled"]  # call_tool gave the task up: it cancelled it

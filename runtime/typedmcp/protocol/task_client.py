@@ -140,6 +140,8 @@ class ToolTask:
         self._answered: set[str] = set()  # input request keys already answered (dedup across polls)
         #: How many states came by status notification (``result(listen=True)``).
         self.pushes = 0
+        #: When this client first saw the task (its ttl counts from about then).
+        self.seen_at = time.monotonic()
 
     @property
     def task_id(self) -> str | None:
@@ -207,6 +209,11 @@ class ToolTask:
                 pause = min(MAX_POLL_SECONDS, (state.poll_interval_ms / 1000) if state.poll_interval_ms is not None else DEFAULT_POLL_SECONDS)
                 if give_up is not None and time.monotonic() + pause > give_up:
                     raise asyncio.TimeoutError(f"task {state.task_id!r} is still {state.status} after {timeout} s")
+                if state.ttl_ms is not None and time.monotonic() - self.seen_at > state.ttl_ms / 1000 + pause:
+                    raise asyncio.TimeoutError(  # (SEP-2663: the ttl is a backstop; the server may drop it)
+                        f"task {state.task_id!r} is still {state.status} after its ttl ({state.ttl_ms} ms): "
+                        "the server may have dropped it; cancel it or read it again with resume()"
+                    )
                 if pushed is None:
                     await asyncio.sleep(pause)
                 else:
@@ -256,7 +263,7 @@ class TaskResults:
         task = ToolTask(session, TaskState.from_wire(raw, method))
         try:
             return await task.raw_result(request_timeout=timeout)
-        except asyncio.CancelledError:  # the caller gave up: so does the server (best effort)
+        except (asyncio.CancelledError, asyncio.TimeoutError):  # given up: no one holds the task (best effort)
             with contextlib.suppress(Exception):
                 await asyncio.shield(task.cancel(timeout))
             raise
