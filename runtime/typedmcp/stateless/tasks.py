@@ -12,9 +12,12 @@ delivers the answer; input gathered by the multi round-trip loop before :func:`r
 composes with it (the last round gets the ``CreateTaskResult``).
 
 The server serves this surface when it declares the extension:
-``extensions={TASKS_EXTENSION: {}}``. Tasks live in the worker's memory, bound to the
+``extensions={TASKS_EXTENSION: {}}``. Tasks live in the worker's memory (with shared state,
+``typedmcp.state.RedisTaskRegistry`` keeps them in Redis for every worker), bound to the
 principal that created them (anonymous requests share one owner; task ids are 128 random
-bits); a terminal task is kept for its ``ttlMs``.
+bits); a terminal task is kept for its ``ttlMs``. Each change of a task goes to the
+``subscriptions/listen`` streams that name it in ``notifications.taskIds``
+(``notifications/tasks``, see :func:`watch_tasks`).
 
 The extension's methods, params and results come from its published schema (ext-tasks,
 pinned in ``schema/extensions/pins.json``) through mcp-codegen: :data:`TASK_METHODS` is the
