@@ -18,8 +18,8 @@ from typedmcp.stateless import tasks
 DECLARED = {"_meta": {CLIENT_CAPABILITIES_KEY: {"extensions": {TASKS_EXTENSION: {}}}}}
 
 
-def serve(registry: tasks.TaskRegistry, method: str, **params: Any) -> dict[str, Any]:
-    return registry.serve(method, {**DECLARED, **params}, None)
+async def serve(registry: tasks.TaskRegistry, method: str, **params: Any) -> dict[str, Any]:
+    return await registry.serve(method, {**DECLARED, **params}, None)
 
 
 async def started_task(registry: tasks.TaskRegistry) -> str:
@@ -43,7 +43,7 @@ def test_a_method_not_in_the_table_is_not_served(monkeypatch: pytest.MonkeyPatch
     without_cancel = MappingProxyType({m: s for m, s in generated.REQUESTS.items() if m != "tasks/cancel"})
     monkeypatch.setattr(tasks, "TASK_REQUESTS", without_cancel)
     with pytest.raises(RpcError) as refused:
-        serve(registry, "tasks/cancel", taskId="x")
+        asyncio.run(serve(registry, "tasks/cancel", taskId="x"))
     assert refused.value.code == METHOD_NOT_FOUND
 
 
@@ -67,11 +67,11 @@ def test_a_changed_table_fails_at_import_naming_the_method(table: dict[str, Any]
 def test_params_are_validated_by_the_generated_model() -> None:
     registry = tasks.TaskRegistry()
     with pytest.raises(RpcError) as refused:
-        serve(registry, "tasks/get", taskId=42)
+        asyncio.run(serve(registry, "tasks/get", taskId=42))
     assert refused.value.code == INVALID_PARAMS
     assert "tasks/get" in refused.value.message and "taskId" in refused.value.message
     with pytest.raises(RpcError) as missing:
-        serve(registry, "tasks/update", taskId="x")
+        asyncio.run(serve(registry, "tasks/update", taskId="x"))
     assert missing.value.code == INVALID_PARAMS and "inputResponses" in missing.value.message
 
 
@@ -79,10 +79,10 @@ def test_answers_are_validated_by_the_generated_result_model(monkeypatch: pytest
     async def scenario() -> None:
         registry = tasks.TaskRegistry()
         task_id = await started_task(registry)
-        assert serve(registry, "tasks/get", taskId=task_id)["status"] == "completed"
+        assert (await serve(registry, "tasks/get", taskId=task_id))["status"] == "completed"
         monkeypatch.setattr(tasks.ExtensionTask, "fields", lambda self: {"taskId": self.task_id, "status": "done"})
         with pytest.raises(RpcError) as broken:
-            serve(registry, "tasks/get", taskId=task_id)
+            await serve(registry, "tasks/get", taskId=task_id)
         assert broken.value.code == INTERNAL_ERROR
 
     asyncio.run(scenario())

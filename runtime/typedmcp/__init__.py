@@ -84,6 +84,10 @@ _EXPORTS: dict[str, str] = {
     "UsedStates": "stateless.sealing",
     "input_key": "stateless.scope",
     "run_as_task": "stateless.tasks",
+    "TaskCancelled": "protocol.task_client",
+    "TaskState": "protocol.task_client",
+    "ToolTask": "protocol.task_client",
+    "ToolTasks": "protocol.task_client",
     "resumed_from_state": "stateless.scope",
     "single_use_state": "stateless.scope",
     # HTTP
@@ -141,9 +145,13 @@ __all__ = [
     "SkillsClient",
     "SseFallbackDisabled",
     "SsePaths",
+    "TaskCancelled",
+    "TaskState",
     "TlsError",
     "ToolError",
     "ToolOutputError",
+    "ToolTask",
+    "ToolTasks",
     "UnknownOptionError",
     "UsedStates",
     "VersionError",
@@ -224,6 +232,7 @@ if TYPE_CHECKING:
     from .protocol.packages import VersionError
     from .protocol.results import InvalidResult, ProtocolViolation
     from .protocol.stubs import RequestContext, ToolError
+    from .protocol.task_client import TaskCancelled, TaskState, ToolTask, ToolTasks
     from .serving import http_app, run_stdio, serve, serve_stdio
     from .stateless.scope import input_key, resumed_from_state, single_use_state
     from .stateless.sealing import MemoryUsedStates, UsedStates

@@ -63,6 +63,7 @@ from .stubs import Outbound
 from .subscriptions import Subscription
 from .hooks import refuse_task_hooks
 from .tasks import TaskBuiltins, TaskStore
+from .task_client import TaskResults
 from .tools import ToolSchemas, as_functions
 
 logger = logging.getLogger("typedmcp")
@@ -82,7 +83,7 @@ class _NotModern(Exception):
     """The ``server/discover`` probe found no stateless-era server (fall back)."""
 
 
-class ClientSession(Session):
+class ClientSession(TaskResults, Session):
     """The client side of one connection, in whichever era was negotiated."""
 
     side = "client"
@@ -381,8 +382,8 @@ class ClientSession(Session):
             if kind == INPUT_REQUIRED:
                 raw = await self._input_rounds(spec.method, negotiated, wire, raw, timeout, options)
                 kind = raw.get(RESULT_TYPE, COMPLETE) if isinstance(raw, dict) else COMPLETE
-            if kind != COMPLETE:
-                raise ProtocolViolation(f"{spec.method} answered with unknown resultType {kind!r}")
+            if kind != COMPLETE:  # "task" (the tasks extension: task_client.py), else refused
+                raw = await self.other_result(spec.method, kind, raw, timeout)
         raw = self.on_result(spec.method, raw)
         try:
             return own.validate_result(raw)

@@ -45,6 +45,9 @@ NAME_HEADER: Final = "mcp-name"
 PARAM_HEADER_PREFIX: Final = "mcp-param-"
 #: ``Mcp-Name`` mirrors this params member for these methods.
 NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The same for the tasks extension's methods (a client sends it; a server that serves the
+#: extension checks it).
+TASK_NAME_PARAM: Final = {"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 #: The tool-parameter annotation that asks clients to mirror a value as ``Mcp-Param-{Name}``.
 HEADER_ANNOTATION: Final = "x-mcp-header"
 

@@ -8,6 +8,8 @@ balancer, set ``MCP_REDIS_URL`` (or pass ``redis_url=`` / ``state=`` to
   ``ChangeFeed``, the one passed as ``changes=`` included) reaches every worker's sessions
   and listen streams, once each;
 * tasks of 2025-11-25 (:mod:`.tasks`): get, result, list and cancel from any worker;
+* tasks of the tasks extension (:mod:`.extension_tasks`, 2026-07-28): get, update and
+  cancel from any worker;
 * the SSE event store (:mod:`.events`): ``Last-Event-ID`` resumes on any worker;
 * single-use ``requestState`` records and the key ring that seals them (:mod:`.keys`);
 * handshake-era sessions (:mod:`.sessions`), unless ``session_affinity=True``.
@@ -31,6 +33,7 @@ from .connection import (
     StateUnavailable,
 )
 from .events import RedisEventStore
+from .extension_tasks import RedisTaskRegistry
 from .feed import FeedRelay
 from .keys import RedisKeyRing, RedisUsedStates
 from .sessions import RedisSessions
@@ -62,6 +65,7 @@ def shared_options(
     if feed.relay is None:  # (the same feed may serve several apps of one process)
         FeedRelay(state, feed)
     options.setdefault("used_states", RedisUsedStates(state))
+    options.setdefault("task_registry", RedisTaskRegistry(state))
     if not (
         {"state_key", "state_keys"} & options.keys()
         or os.environ.get(STATE_KEY_ENV)
@@ -109,6 +113,7 @@ __all__ = [
     "RedisKeyRing",
     "RedisSessions",
     "RedisState",
+    "RedisTaskRegistry",
     "RedisTaskStore",
     "RedisUsedStates",
     "StateUnavailable",

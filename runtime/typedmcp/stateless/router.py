@@ -179,6 +179,7 @@ MODERN_OPTIONS = (
     "cache",
     "server_info_in_results",
     "resource_subscriptions",
+    "task_registry",
 )
 
 

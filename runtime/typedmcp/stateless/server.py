@@ -68,7 +68,7 @@ from ..protocol.stubs import RequestContext
 from .chain import serve_through_chain
 from .scope import Emit, InputRequired, RequestScope, _input_key, _scope, current_scope
 from ..protocol.skills import SKILL_METHODS, served_skills
-from .tasks import TASK_METHODS, TaskRegistry, TaskStarted
+from .tasks import TASK_METHODS, TaskRegistry, TaskStarted, watch_tasks
 from .sealing import (
     DEFAULT_STATE_TTL,
     MemoryUsedStates,
@@ -210,6 +210,7 @@ class StatelessServer(ServerSession):
         resource_subscriptions: bool = False,
         single_use_state: bool = False,
         used_states: UsedStates | None = None,
+        task_registry: TaskRegistry | None = None,
         **options: Any,
     ) -> None:
         modern = (
@@ -228,7 +229,8 @@ class StatelessServer(ServerSession):
         self.server_info_in_results = server_info_in_results
         self.builtins = StatelessBuiltins(self)
         #: The tasks extension's tasks (SEP-2663), when the server declares it.
-        self.task_registry = TaskRegistry() if TASKS_EXTENSION in self.extensions else None
+        #: ``task_registry=``: where they live (``RedisTaskRegistry``: shared by workers).
+        self.task_registry = (task_registry or TaskRegistry()) if TASKS_EXTENSION in self.extensions else None
         self.derive_capabilities(self.package, self.list_changed)
         if has_capability(self.own_capabilities, ("resources",)) and (
             resource_subscriptions or self._user_handler("subscribe") is not None
@@ -350,7 +352,7 @@ class StatelessServer(ServerSession):
     ) -> Any:
         meta = params["_meta"] if checked else self.checked_meta(params)
         if method in TASK_METHODS and self.task_registry is not None:  # the tasks extension
-            return self._with_server_info(self.task_registry.serve(method, params, principal))
+            return self._with_server_info(await self.task_registry.serve(method, params, principal))
         if method in SKILL_METHODS and (skills := served_skills(self.handlers)) is not None:
             ttl_ms, cache_scope = self.cache.hints(method)
             answer = {"resultType": COMPLETE, **skills.serve(method, params), "ttlMs": ttl_ms, "cacheScope": cache_scope}
@@ -616,6 +618,7 @@ class StatelessBuiltins:
                     waiting.add(key)
                     queue.put_nowait((method, change))
 
+        unwatch = watch_tasks(server.task_registry, scope, wanted.get("taskIds"), honoured, queue.put_nowait)
         unsubscribe = server.changes.subscribe(listener)
         server._listens.add(queue)
         if server._closed:
@@ -633,4 +636,5 @@ class StatelessBuiltins:
         finally:
             server._listens.discard(queue)
             unsubscribe()
+            unwatch()
         return {"_meta": tag}

@@ -12,9 +12,12 @@ delivers the answer; input gathered by the multi round-trip loop before :func:`r
 composes with it (the last round gets the ``CreateTaskResult``).
 
 The server serves this surface when it declares the extension:
-``extensions={TASKS_EXTENSION: {}}``. Tasks live in the worker's memory, bound to the
+``extensions={TASKS_EXTENSION: {}}``. Tasks live in the worker's memory (with shared state,
+``typedmcp.state.RedisTaskRegistry`` keeps them in Redis for every worker), bound to the
 principal that created them (anonymous requests share one owner; task ids are 128 random
-bits); a terminal task is kept for its ``ttlMs``.
+bits); a terminal task is kept for its ``ttlMs``. Each change of a task goes to the
+``subscriptions/listen`` streams that name it in ``notifications.taskIds``
+(``notifications/tasks``, see :func:`watch_tasks`).
 
 The extension's methods, params and results come from its published schema (ext-tasks,
 pinned in ``schema/extensions/pins.json``) through mcp-codegen: :data:`TASK_METHODS` is the
@@ -50,6 +53,11 @@ from .sealing import principal_tag
 TASK_REQUESTS: Mapping[str, RequestSpec[Any]] = generated_tasks.REQUESTS
 #: Their methods (``tasks/get``, ``tasks/update``, ``tasks/cancel``), as the router sees them.
 TASK_METHODS = tuple(TASK_REQUESTS)
+#: The status notification, sent on ``subscriptions/listen`` streams that name the task in
+#: ``notifications.taskIds``; its params are what ``tasks/get`` answers at that moment.
+TASK_NOTIFICATION = "notifications/tasks"
+#: What a listener is handed: (``TASK_NOTIFICATION``, the notification's params).
+Deliver = Callable[[tuple[str, dict[str, Any]]], None]
 #: The request field the ``Mcp-Name`` header mirrors for them.
 TASK_ID = "taskId"
 TASK_RESULT_TYPE = "task"
@@ -88,6 +96,8 @@ class ExtensionTask:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     answers: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
     runner: asyncio.Task[None] | None = None
+    #: Told of each change (a store shared by workers writes it through; notifications).
+    watcher: Callable[[ExtensionTask], None] | None = None
 
     def fields(self) -> dict[str, Any]:
         """The ``Task`` fields (what a ``CreateTaskResult`` carries beside ``resultType``)."""
@@ -114,6 +124,11 @@ class ExtensionTask:
     def _set(self, status: str) -> None:
         if self.status not in TERMINAL:
             self.status, self.updated_at = status, _now()
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.watcher is not None:
+            self.watcher(self)
 
     async def ask(self, key: str, request: dict[str, Any]) -> Any:
         """Park the task on an input request until ``tasks/update`` answers ``key``."""
@@ -127,14 +142,19 @@ class ExtensionTask:
             self.answers.pop(key, None)
             if not self.pending:
                 self._set("working")
+            else:
+                self._changed()  # the other requests still wait
 
 
 class TaskRegistry:
-    """The extension's tasks on one server (one worker's memory)."""
+    """The extension's tasks on one server (one worker's memory; ``typedmcp.state``'s
+    ``RedisTaskRegistry`` shares them between workers)."""
 
     def __init__(self, max_tasks: int = MAX_TASKS) -> None:
         self.tasks: dict[str, ExtensionTask] = {}
         self.max_tasks = max_tasks
+        #: (owner, task id) -> the listen streams of this worker that watch the task.
+        self.listeners: dict[tuple[str | None, str], set[Deliver]] = {}
 
     def start(
         self, owner: str | None, ttl_ms: int | None, work: Callable[[], Awaitable[Any]]
@@ -145,6 +165,7 @@ class TaskRegistry:
         if len(self.tasks) >= self.max_tasks:
             self._make_room()
         task = ExtensionTask(secrets.token_urlsafe(16), owner, ttl_ms or DEFAULT_TTL_MS)
+        task.watcher = self.notify
         self.tasks[task.task_id] = task
         task.runner = asyncio.ensure_future(self._run(task, work))
         return task
@@ -194,6 +215,48 @@ class TaskRegistry:
             task.runner.cancel()
         task._set("cancelled")
 
+    def notify(self, task: ExtensionTask, detailed: dict[str, Any] | None = None) -> None:
+        """Send the task's state (``detailed``: as ``tasks/get`` answers) to the listen
+        streams of this worker that watch it."""
+        listeners = self.listeners.get((task.owner, task.task_id))
+        if listeners:
+            wire = dict(detailed if detailed is not None else task.detailed())
+            wire.pop("resultType", None)
+            for deliver in list(listeners):
+                deliver((TASK_NOTIFICATION, wire))
+
+    def watch(self, owner: str | None, task_ids: list[str], deliver: Deliver) -> Callable[[], None]:
+        """Hand ``deliver`` each change of the owner's tasks ``task_ids``; returns the
+        function that stops it."""
+        keys = [(owner, task_id) for task_id in task_ids]
+        for key in keys:
+            self.listeners.setdefault(key, set()).add(deliver)
+
+        def unwatch() -> None:
+            for key in keys:
+                watching = self.listeners.get(key)
+                if watching is not None:
+                    watching.discard(deliver)
+                    if not watching:
+                        del self.listeners[key]
+
+        return unwatch
+
+    async def saved(self, task: ExtensionTask) -> None:
+        """Return once a task just started is found by ``tasks/get`` (in memory: at once)."""
+
+    async def detailed(self, owner: str | None, task_id: Any) -> dict[str, Any]:
+        """The ``tasks/get`` answer for the owner's task."""
+        return self.get(owner, task_id).detailed()
+
+    async def deliver(self, owner: str | None, task_id: Any, responses: Any) -> None:
+        """``tasks/update``: see :meth:`update`."""
+        self.update(owner, task_id, responses)
+
+    async def cancel_task(self, owner: str | None, task_id: Any) -> None:
+        """``tasks/cancel``: see :meth:`cancel`."""
+        self.cancel(owner, task_id)
+
     def close(self) -> None:
         for task in self.tasks.values():
             if task.runner is not None and not task.runner.done():
@@ -218,7 +281,7 @@ class TaskRegistry:
 
     # -- the methods ------------------------------------------------------------------------
 
-    def serve(self, method: str, params: Mapping[str, Any], principal: Any) -> dict[str, Any]:
+    async def serve(self, method: str, params: Mapping[str, Any], principal: Any) -> dict[str, Any]:
         """Answer ``tasks/get``, ``tasks/update`` or ``tasks/cancel`` for the request's
         principal (its client capabilities must declare the extension: -32021 otherwise)."""
         owner = principal_tag(principal)
@@ -236,7 +299,7 @@ class TaskRegistry:
             spec.validate_params(params)
         except ValidationError as error:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {method}: {describe(error)}") from None
-        answer = serve(self, owner, params)
+        answer = await serve(self, owner, params)
         try:
             spec.validate_result(answer)
         except ValidationError as error:  # a bug here, not the client's: logged, not detailed
@@ -254,20 +317,20 @@ class TaskRegistry:
             return params
         return {**params, "inputResponses": {k: v for k, v in responses.items() if k in task.answers}}
 
-    def _get(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
-        return self.get(owner, params.get(TASK_ID)).detailed()
+    async def _get(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.detailed(owner, params.get(TASK_ID))
 
-    def _update(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
-        self.update(owner, params.get(TASK_ID), params.get("inputResponses"))
+    async def _update(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        await self.deliver(owner, params.get(TASK_ID), params.get("inputResponses"))
         return {"resultType": COMPLETE}  # the new state is seen on the next tasks/get
 
-    def _cancel(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
-        self.cancel(owner, params.get(TASK_ID))
+    async def _cancel(self, owner: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+        await self.cancel_task(owner, params.get(TASK_ID))
         return {"resultType": COMPLETE}
 
 
 #: The generated table's handler names -> the registry's method that answers each.
-SERVED_BY: dict[str, Callable[[TaskRegistry, str | None, Mapping[str, Any]], dict[str, Any]]] = {
+SERVED_BY: dict[str, Callable[[TaskRegistry, str | None, Mapping[str, Any]], Awaitable[dict[str, Any]]]] = {
     "get_task": TaskRegistry._get,
     "update_task": TaskRegistry._update,
     "cancel_task": TaskRegistry._cancel,
@@ -289,6 +352,25 @@ def check_method_table(requests: Mapping[str, RequestSpec[Any]]) -> None:
 
 
 check_method_table(TASK_REQUESTS)
+
+
+def watch_tasks(
+    registry: TaskRegistry | None, scope: Any, wanted: Any, honoured: dict[str, Any], deliver: Deliver
+) -> Callable[[], None]:
+    """The ``taskIds`` of a ``subscriptions/listen`` filter: watch them (they are put in
+    ``honoured``, the acknowledgement) and return the function that stops; -32021 for a
+    client that did not declare the extension. Nothing when the server does not serve it."""
+    if registry is None or not isinstance(wanted, list):
+        return _nothing
+    if not supports_extension(scope.client_capabilities, TASKS_EXTENSION):
+        raise missing_extension("task status notifications (notifications.taskIds)")
+    task_ids = [task_id for task_id in wanted if isinstance(task_id, str)]
+    honoured["taskIds"] = task_ids
+    return registry.watch(principal_tag(scope.principal), task_ids, deliver)
+
+
+def _nothing() -> None:
+    """Stops nothing."""
 
 
 def missing_extension(needed_for: str) -> RpcError:
@@ -334,4 +416,5 @@ async def run_as_task(
         return await work()
     task = registry.start(principal_tag(scope.principal), ttl_ms, work)
     scope.task, scope.emit = task, _discard  # its input requests now park the task
+    await registry.saved(task)  # (SEP-2663: answer once tasks/get finds it, on any worker)
     raise TaskStarted({"resultType": TASK_RESULT_TYPE, **task.fields()})

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from ..protocol.meta import HEADER_ANNOTATION, NAME_PARAM, encode_header_value, header_form
+from ..protocol.meta import HEADER_ANNOTATION, NAME_PARAM, TASK_NAME_PARAM, encode_header_value, header_form
 
 #: The per-request headers of the POST being sent (set by the session around one request;
 #: the transport's ``send`` runs in the same task, so it sees them).
@@ -89,7 +89,7 @@ def request_headers(
     """The request-metadata headers of one stateless-era POST: ``MCP-Protocol-Version``,
     ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-{Name}`` (Base64 sentinel when needed)."""
     headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
-    name_field = NAME_PARAM.get(method)
+    name_field = NAME_PARAM.get(method) or TASK_NAME_PARAM.get(method)
     if name_field is not None and params:
         name = params.get(name_field)
         if isinstance(name, str):
