@@ -174,6 +174,16 @@ class LineTransport:
             await self.output_lost()
             raise
 
+    def send_now(self, data: bytes) -> bool:
+        """Write one line without waiting, when nothing is queued ahead of it in the
+        writer (the pipe takes it at once, or keeps what it could not take); False, and
+        nothing written, otherwise: then :meth:`send` it."""
+        transport = getattr(self.writer, "transport", None)
+        if transport is None or transport.is_closing() or transport.get_write_buffer_size():
+            return False
+        self.writer.write(data + b"\n")
+        return True
+
     async def input_ended(self) -> None:
         """Called once the input has ended, before :meth:`receive` says so."""
 
