@@ -392,7 +392,9 @@ class Engine(LaneMethods):
             self._closed = True
             # a transport may say which peer, and how (``closed_reason``)
             reason = getattr(self.transport, "closed_reason", None) or "the peer closed the connection"
-            for future in self._pending.values():
+            for request_id, future in list(self._pending.items()):
+                if type(future) is _Callback:
+                    del self._pending[request_id]  # (request() drops its own future)
                 if not future.done():
                     future.set_exception(ConnectionClosed(reason))
             if at_eof:
@@ -577,6 +579,8 @@ class Engine(LaneMethods):
         if future is None or future.done():
             logger.debug("dropped a response for unknown id %s", quoted(request_id))
             return
+        if type(future) is _Callback:
+            del self._pending[request_id]  # (request() drops its own future)
         has_result, error = "result" in message, message.get("error")
         if message.get("jsonrpc") != "2.0" or has_result == ("error" in message):
             logger.warning("dropped a malformed response for id %s", quoted(request_id))
