@@ -73,7 +73,7 @@ async def test_the_lane_answers_as_the_task_path(reaper: Any, monkeypatch: Any) 
 
 
 async def test_a_duplicate_id_of_a_call_in_the_lane_is_refused(reaper: Any) -> None:
-    async with started() as host, gateway(host, passing=True) as (lines, passage):
+    async with started() as host, gateway(host, passing=True) as (lines, _passage):
         lines.put(call(1, "p__slow", {"label": "dup", "seconds": 0.5}))
         lines.put(call(1, "p__echo", {"text": "again"}))
         first = json.loads((await lines.until_answer(1))[-1])

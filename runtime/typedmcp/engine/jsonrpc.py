@@ -262,18 +262,11 @@ class Engine(LaneMethods):
         self, method: str, params: Any, *, request_id: RequestId | None = None
     ) -> Any:
         """Send a request and wait for its raw result; a peer error raises RpcError."""
-        if self._closed:
-            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
-            raise ConnectionClosed(f"cannot send {method}: {reason}")
-        if request_id is None:
-            request_id = self.new_request_id()
+        request_id, data = self._outgoing(method, params, request_id)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
         try:
-            await self.transport.send(encode(message))
+            await self.transport.send(data)
             return await future
         except BaseException:
             if future.done() and not future.cancelled():
@@ -282,6 +275,18 @@ class Engine(LaneMethods):
         finally:
             if self._pending.get(request_id) is future:
                 del self._pending[request_id]
+
+    def _outgoing(self, method: str, params: Any, request_id: RequestId | None) -> tuple[RequestId, bytes]:
+        """A request's id and bytes (a new id unless given); ConnectionClosed once closed."""
+        if self._closed:
+            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
+            raise ConnectionClosed(f"cannot send {method}: {reason}")
+        if request_id is None:
+            request_id = self.new_request_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return request_id, encode(message)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""
@@ -579,13 +584,13 @@ class Engine(LaneMethods):
         if future is None or future.done():
             logger.debug("dropped a response for unknown id %s", quoted(request_id))
             return
-        if type(future) is _Callback:
-            del self._pending[request_id]  # (request() drops its own future)
         has_result, error = "result" in message, message.get("error")
         if message.get("jsonrpc") != "2.0" or has_result == ("error" in message):
             logger.warning("dropped a malformed response for id %s", quoted(request_id))
             return
         if has_result:
+            if type(future) is _Callback:  # answered (request() drops its own future)
+                del self._pending[request_id]  # type: ignore[arg-type]
             future.set_result(message["result"])
             return
         code = error.get("code") if isinstance(error, dict) else None
@@ -594,6 +599,8 @@ class Engine(LaneMethods):
                 "dropped an error response with a malformed error for id %s", quoted(request_id)
             )
             return
+        if type(future) is _Callback:
+            del self._pending[request_id]  # type: ignore[arg-type]
         text = error.get("message")
         future.set_exception(
             RpcError(code, text if isinstance(text, str) else "", error.get("data"))

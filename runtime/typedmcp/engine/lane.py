@@ -8,8 +8,6 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from . import jsonrpc  # (partly loaded when it imports this module: read at call time)
-
 logger = logging.getLogger("typedmcp")
 
 RequestId = str | int
@@ -64,12 +62,11 @@ class LaneMethods:
     """The engine's sends that never wait (a part of :class:`.jsonrpc.Engine`)."""
 
     transport: Any
-    _closed: bool
     _pending: dict[RequestId, Any]
     _sending: set[asyncio.Task[None]]
 
-    def new_request_id(self) -> int:
-        raise NotImplementedError
+    def _outgoing(self, method: str, params: Any, request_id: RequestId | None) -> tuple[RequestId, bytes]:
+        raise NotImplementedError  # (the engine's)
 
     def request_soon(
         self, method: str, params: Any, on_answer: Callable[[Any, BaseException | None], None],
@@ -78,15 +75,7 @@ class LaneMethods:
         """Send a request without waiting: ``on_answer(result, None)`` or ``on_answer(None,
         error)`` is called (once, from the read path) when its response arrives or the
         connection ends; :meth:`forget_request` drops it first. Returns its id."""
-        if self._closed:
-            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
-            raise jsonrpc.ConnectionClosed(f"cannot send {method}: {reason}")
-        if request_id is None:
-            request_id = self.new_request_id()
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        data = jsonrpc.encode(message)
+        request_id, data = self._outgoing(method, params, request_id)
         self._pending[request_id] = _Callback(on_answer)
         self.send_soon(data)
         return request_id

@@ -18,6 +18,7 @@ answers as the usual path does (and tells the server); progress is relayed as th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,7 @@ class _Call:
     and its id there, the time limit's handle, the gateway's progress token, and the task
     that serves its input rounds, if it asked for input."""
 
-    __slots__ = ("caller_id", "lane", "outgoing", "route", "rounds", "timer", "upstream", "upstream_id")
+    __slots__ = ("caller_id", "lane", "outgoing", "rounds", "route", "timer", "upstream", "upstream_id")
 
     def __init__(self, lane: PassLane, caller_id: RequestId, route: _Route, upstream: Any) -> None:
         self.lane = lane
@@ -105,10 +106,8 @@ class PassLane:
         then the rest are cancelled (their servers told)."""
         if self.calls and grace > 0:
             self._idle = asyncio.get_running_loop().create_future()
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._idle), grace)
-            except asyncio.TimeoutError:
-                pass
         for request_id in list(self.calls):
             self.cancel(request_id)
         if self._telling:
@@ -159,8 +158,9 @@ class PassLane:
         except asyncio.CancelledError:
             raise
         except BaseException as error:  # answered as the task path answers it
+            failure = error
             self._end(call)
-            self._reply(call, lambda: _raise(error))
+            self._reply(call, lambda: _raise(failure))
             return
         if self.calls.get(call.caller_id) is call:
             self._end(call)

@@ -87,17 +87,14 @@ class PassThrough:
         self.passed = 0
 
     #: Relay in the engine's lane (:mod:`.fastlane`: no task, future or timer task per
-    #: call); False: every call passing through is served in a task of its own.
+    #: call; ``serve_passing`` sets it up); False: every call passing through is served in
+    #: a task of its own.
     use_lane: bool = True
 
     def attach(self, engine: Any) -> None:
-        """Attach the connection's engine (to the router's sessions too), with the lane."""
+        """Attach the connection's engine (to the router's sessions too)."""
         self.engine = engine
         self.router.attach(engine)
-        if self.use_lane:
-            from .fastlane import PassLane
-
-            engine.lane = PassLane(self)
 
     def close(self) -> None:
         self.router.close()
