@@ -153,6 +153,7 @@ async def test_request_soon_calls_back_with_the_answer_or_the_end() -> None:
     sent_id = engine.request_soon("x/echo", {"n": 1}, on_answer)
     await asyncio.wait_for(done.wait(), LIMIT)
     assert answers == [({"n": 1}, None)] and json.loads(transport.written[0])["id"] == sent_id
+    assert sent_id not in engine._pending  # an answered request leaves the table
     forgotten = engine.request_soon("x/echo", {"n": 2, "answer": False}, on_answer)
     engine.forget_request(forgotten)
     waiting = engine.request_soon("x/echo", {"n": 3, "answer": False}, on_answer)
