@@ -172,3 +172,41 @@ async def test_send_soon_waits_behind_a_transport_without_send_now() -> None:
     engine.send_soon(b'{"a":2}')
     assert lines.sent.empty()  # (no send_now: written by a task of its own)
     assert [await asyncio.wait_for(lines.sent.get(), LIMIT) for _ in range(2)] == [b'{"a":1}', b'{"a":2}']
+
+
+class Writer:
+    """A stdio writer's part that LineTransport uses, recording each write call."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.transport = self
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+async def test_lines_sent_now_in_one_loop_pass_are_one_write_ahead_of_later_sends() -> None:
+    from typedmcp.transports.stdio import LineTransport
+
+    writer = Writer()
+    transport = LineTransport(asyncio.StreamReader(), writer)
+    assert transport.send_now(b"1") and transport.send_now(b"2")
+    assert writer.writes == []  # held for the end of this event-loop pass
+    await asyncio.sleep(0)
+    assert writer.writes == [b"1\n2\n"]
+    assert transport.send_now(b"3")
+    await transport.send(b"4")  # a later send writes what is held first
+    await asyncio.sleep(0)
+    assert writer.writes == [b"1\n2\n", b"3\n", b"4\n"]
