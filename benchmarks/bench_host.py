@@ -12,7 +12,7 @@
   ``peers/line_relay.py`` on asyncio's loop and on uvloop, and ``socat`` (C; its row is
   skipped, saying why, where socat is not installed).
 
-    .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH]
+    .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH] [--gateway-only] [--calls N] [--rounds N]
 
 ``--quick`` (CI) runs in well under a minute with small samples; its figures are rough.
 """
@@ -423,6 +423,10 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         repeats, calls, rounds = 1, 200, 3
     else:
         repeats, calls, rounds = 5, 2000, 7
+    calls = args.calls or calls
+    rounds = args.rounds or rounds
+    if args.gateway_only:
+        return await gateway_rows(calls, rounds)
     rows = await startup_rows(repeats)
     rows += await routing_rows(calls, rounds)
     rows += await gateway_rows(calls, rounds)
@@ -433,6 +437,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small samples (CI): under a minute")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--gateway-only", action="store_true", help="the gateway rows alone")
+    parser.add_argument("--calls", type=int, default=0, help="calls per round (default: 2000, quick 200)")
+    parser.add_argument("--rounds", type=int, default=0, help="measured rounds (default: 7, quick 3)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     import logging

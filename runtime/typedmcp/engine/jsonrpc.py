@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from pydantic_core import from_json, to_json
 
 from .eager import start_eagerly
+from .lane import LaneMethods, RequestLane, _Callback
 
 logger = logging.getLogger("typedmcp")
 
@@ -218,7 +219,7 @@ def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
         return encode(message)
 
 
-class Engine:
+class Engine(LaneMethods):
     """One JSON-RPC connection over a :class:`Transport`, both directions at once."""
 
     #: Methods that must not appear inside a batch (2025-03-26: ``initialize``).
@@ -228,6 +229,9 @@ class Engine:
     #: Run a request's handler at once, in its task, up to its first suspension (see the
     #: module doc); False: the task's first step waits for the next event-loop pass.
     eager: bool = True
+    #: Serves some requests without a task each (see :class:`RequestLane`); None: all go
+    #: to the dispatcher, one task each.
+    lane: RequestLane | None = None
 
     def __init__(
         self,
@@ -242,7 +246,8 @@ class Engine:
         self.accept_batches = accept_batches
         self.eof_grace = eof_grace
         self._next_id = 0
-        self._pending: dict[RequestId, asyncio.Future[Any]] = {}
+        self._pending: dict[RequestId, asyncio.Future[Any] | _Callback] = {}
+        self._sending: set[asyncio.Task[None]] = set()  # send_soon's writes that had to wait
         self._incoming: dict[RequestId, _Incoming] = {}
         self._batches: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -257,18 +262,11 @@ class Engine:
         self, method: str, params: Any, *, request_id: RequestId | None = None
     ) -> Any:
         """Send a request and wait for its raw result; a peer error raises RpcError."""
-        if self._closed:
-            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
-            raise ConnectionClosed(f"cannot send {method}: {reason}")
-        if request_id is None:
-            request_id = self.new_request_id()
+        request_id, data = self._outgoing(method, params, request_id)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
         try:
-            await self.transport.send(encode(message))
+            await self.transport.send(data)
             return await future
         except BaseException:
             if future.done() and not future.cancelled():
@@ -277,6 +275,18 @@ class Engine:
         finally:
             if self._pending.get(request_id) is future:
                 del self._pending[request_id]
+
+    def _outgoing(self, method: str, params: Any, request_id: RequestId | None) -> tuple[RequestId, bytes]:
+        """A request's id and bytes (a new id unless given); ConnectionClosed once closed."""
+        if self._closed:
+            reason = getattr(self.transport, "closed_reason", None) or "the connection is closed"
+            raise ConnectionClosed(f"cannot send {method}: {reason}")
+        if request_id is None:
+            request_id = self.new_request_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return request_id, encode(message)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""
@@ -294,7 +304,10 @@ class Engine:
         even if the handler ignores the cancellation and returns. Unknown or finished ids,
         and requests in ``uncancellable``, are left alone (returns False)."""
         incoming = self._incoming.get(request_id) if is_request_id(request_id) else None
-        if incoming is None or incoming.method in self.uncancellable:
+        if incoming is None:
+            lane = self.lane
+            return lane is not None and is_request_id(request_id) and lane.cancel(request_id)
+        if incoming.method in self.uncancellable:
             return False
         self._cancel(request_id, incoming)
         return True
@@ -332,6 +345,12 @@ class Engine:
             or request_id in self._incoming
         ):
             return False  # notifications, and requests the read loop must answer with an error
+        lane = self.lane
+        if lane is not None:
+            if request_id in lane:
+                return False  # the read loop answers the duplicate id
+            if lane.take(request_id, method, params):
+                return True
         self._start(request_id, method, params, send=True)
         return True
 
@@ -378,14 +397,21 @@ class Engine:
             self._closed = True
             # a transport may say which peer, and how (``closed_reason``)
             reason = getattr(self.transport, "closed_reason", None) or "the peer closed the connection"
-            for future in self._pending.values():
+            for request_id, future in list(self._pending.items()):
+                if type(future) is _Callback:
+                    del self._pending[request_id]  # (request() drops its own future)
                 if not future.done():
                     future.set_exception(ConnectionClosed(reason))
             if at_eof:
                 end_of_input = getattr(self.dispatcher, "end_of_input", None)
                 if end_of_input is not None:
                     end_of_input()
-            running = [incoming.task for incoming in self._incoming.values()]
+            running: list[asyncio.Future[Any]] = [incoming.task for incoming in self._incoming.values()]
+            lane = self.lane
+            settling = []  # what the lane serves gets the same grace (none unless at end of input)
+            if lane is not None:
+                settling.append(asyncio.ensure_future(lane.settle(self.eof_grace if at_eof else 0.0)))
+                running += settling
             if at_eof and self.eof_grace > 0 and (running or self._batches):
                 await asyncio.wait(running + list(self._batches), timeout=self.eof_grace)
             for batch in self._batches:
@@ -393,6 +419,7 @@ class Engine:
             for request_id, incoming in list(self._incoming.items()):
                 self._cancel(request_id, incoming)
             tasks = [incoming.task for incoming in self._incoming.values()] + list(self._batches)
+            tasks += [*settling, *self._sending]
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
@@ -479,7 +506,8 @@ class Engine:
                 handler_failed(method, None, error)
             return None
         assert request_id is not None
-        if request_id in self._incoming:
+        lane = self.lane
+        if request_id in self._incoming or (lane is not None and request_id in lane):
             return encode_error(
                 request_id,
                 RpcError(
@@ -491,6 +519,8 @@ class Engine:
                 request_id,
                 RpcError(INVALID_REQUEST, f"Invalid Request: {method} cannot be batched"),
             )
+        if not in_batch and lane is not None and lane.take(request_id, method, params):
+            return None
         task = self._start(request_id, method, params, send=not in_batch)
         if not in_batch:
             return None
@@ -559,6 +589,8 @@ class Engine:
             logger.warning("dropped a malformed response for id %s", quoted(request_id))
             return
         if has_result:
+            if type(future) is _Callback:  # answered (request() drops its own future)
+                del self._pending[request_id]  # type: ignore[arg-type]
             future.set_result(message["result"])
             return
         code = error.get("code") if isinstance(error, dict) else None
@@ -567,6 +599,8 @@ class Engine:
                 "dropped an error response with a malformed error for id %s", quoted(request_id)
             )
             return
+        if type(future) is _Callback:
+            del self._pending[request_id]  # type: ignore[arg-type]
         text = error.get("message")
         future.set_exception(
             RpcError(code, text if isinstance(text, str) else "", error.get("data"))

@@ -86,6 +86,11 @@ class PassThrough:
         #: calls served by the pass-through (tests and benchmarks read it)
         self.passed = 0
 
+    #: Relay in the engine's lane (:mod:`.fastlane`: no task, future or timer task per
+    #: call; ``serve_passing`` sets it up); False: every call passing through is served in
+    #: a task of its own.
+    use_lane: bool = True
+
     def attach(self, engine: Any) -> None:
         """Attach the connection's engine (to the router's sessions too)."""
         self.engine = engine
@@ -164,49 +169,76 @@ class PassThrough:
             return None
         return _Route(method, name, runtime, wire, token, tool)
 
+    def _address(self, route: _Route) -> str | None:
+        """Put the server connection's ``_meta`` on the request (with a progress token of
+        the gateway's, relayed to the caller's, when the caller asked for progress); the
+        token, to drop once the call ends."""
+        session = route.runtime.session
+        if route.token is None:
+            route.wire["_meta"] = session._meta
+            return None
+        outgoing = f"host-{next(self.host._tokens)}"
+        session.progress_callbacks[outgoing] = _Relay(self, route.token)
+        route.wire["_meta"] = {**session._meta, "progressToken": outgoing}
+        return outgoing
+
     async def _send(self, route: _Route) -> Any:
         """Send the request to its server; the gateway's answer, as the usual path's."""
+        outgoing = self._address(route)
+        try:
+            return await self._exchange(route)
+        finally:
+            if outgoing is not None:
+                route.runtime.session.progress_callbacks.pop(outgoing, None)
+
+    async def _exchange(self, route: _Route, raw: Any = None) -> Any:
+        """The server's answer to the request (``raw``: its first, when it asked for
+        input), as the gateway's answer."""
         method, runtime, wire = route.method, route.runtime, route.wire
         session = runtime.session
         limit = runtime.config.timeout
-        outgoing: str | None = None
-        if route.token is not None:
-            outgoing = f"host-{next(self.host._tokens)}"
-            session.progress_callbacks[outgoing] = _Relay(self, route.token)
-            wire["_meta"] = {**session._meta, "progressToken": outgoing}
-        else:
-            wire["_meta"] = session._meta
         engine = session.engine
         try:
-            if engine is None:
-                raise ConnectionClosed(f"cannot send {method}: the session is not connected")
-            # (exchange() less its tracing layer: _plan found nothing to trace for this call)
-            raw = await session._exchange(engine, method, wire, engine.new_request_id(), limit, None)
+            if raw is None:
+                if engine is None:
+                    raise ConnectionClosed(f"cannot send {method}: the session is not connected")
+                # (exchange() less its tracing layer: _plan found nothing to trace for this call)
+                raw = await session._exchange(engine, method, wire, engine.new_request_id(), limit, None)
             if type(raw) is dict and raw.get("resultType") == "input_required":
                 negotiated, _own = session._allowed(method)
                 raw = await session._input_rounds(method, negotiated, wire, raw, limit)
-            raw = session.on_result(method, raw)
         except (asyncio.TimeoutError, *_CONNECTION_ERRORS) as error:
-            failure = self.host._failure(runtime, error, f"{method} {route.name}", limit)
-            if method != CALL_TOOL:
-                raise RpcError(INVALID_PARAMS, str(failure)) from None  # the gateway's _routed
-            return self._finish(method, _tool_failure(failure))
+            return self._failed(route, error)
         except RpcError as error:
-            if error.code in RETIRED_CODES:
-                raise RpcError(RETIRED_CODES[error.code], error.message, error.data) from None
-            raise
-        finally:
-            if outgoing is not None:
-                session.progress_callbacks.pop(outgoing, None)
+            raise _relayed(error) from None
+        return self._complete(route, session.on_result(method, raw))
+
+    def _failed(self, route: _Route, error: BaseException) -> Any:
+        """The answer to a call its server did not answer in time, or whose connection failed."""
+        runtime = route.runtime
+        failure = self.host._failure(runtime, error, f"{route.method} {route.name}", runtime.config.timeout)
+        if route.method != CALL_TOOL:
+            raise RpcError(INVALID_PARAMS, str(failure)) from None  # the gateway's _routed
+        return self._finish(route.method, _tool_failure(failure))
+
+    def _complete(self, route: _Route, raw: Any) -> Any:
+        """The server's complete result, checked and completed as the usual path's."""
         if type(raw) is not dict or raw.get("resultType", "complete") != "complete":
             raise RpcError(INTERNAL_ERROR, "Internal error")  # as the usual path's validation ends
         if route.tool is not None:
-            _check_output(session, route.tool, raw)
-        return self._finish(method, raw)
+            _check_output(route.runtime.session, route.tool, raw)
+        return self._finish(route.method, raw)
 
     def _finish(self, method: str, wire: dict[str, Any]) -> Any:
         """Complete the result as the gateway's stateless server completes a handler's."""
         return self.modern.finish(method, wire)
+
+
+def _relayed(error: RpcError) -> RpcError:
+    """The server's error as the gateway answers it (a retired code becomes its successor)."""
+    if error.code in RETIRED_CODES:
+        return RpcError(RETIRED_CODES[error.code], error.message, error.data)
+    return error
 
 
 def _traced(meta: dict[str, Any]) -> bool:

@@ -297,6 +297,7 @@ async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **o
     from ..protocol.options import check_options
     from ..serving import server_options
     from ..stateless.router import build_router
+    from .fastlane import PassLane
     from .fastpath import PassThrough
 
     check_options("serve", options, server_options())
@@ -311,6 +312,8 @@ async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **o
         and legacy.package.accepts_batches,
     )
     passage.attach(engine)
+    if passage.use_lane:
+        engine.lane = PassLane(passage)
     handlers.pass_through = passage  # type: ignore[attr-defined]  # (what tests read)
     try:
         await engine.run()

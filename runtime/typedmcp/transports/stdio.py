@@ -111,6 +111,7 @@ class LineTransport:
         self.max_message_bytes = max_message_bytes
         self.process: asyncio.subprocess.Process | None = None  # set by spawn
         self.closed_reason: str | None = None  # what the engine tells requests left waiting
+        self._held: list[bytes] | None = None  # lines send_now writes at the end of this loop pass
 
     def set_consumer(self, consumer: Consumer | None) -> bool:
         """Let ``consumer`` take lines as they arrive while :meth:`receive` waits (see
@@ -167,12 +168,36 @@ class LineTransport:
     async def send(self, data: bytes) -> None:
         """Write one line (one ``write`` call: lines of concurrent senders never interleave),
         then wait while the writer's buffer is over its limit."""
+        if self._held is not None:
+            self._write_held()  # (lines held by send_now go first)
         self.writer.write(data + b"\n")
         try:
             await self.writer.drain()
         except (BrokenPipeError, ConnectionResetError):
             await self.output_lost()
             raise
+
+    def send_now(self, data: bytes) -> bool:
+        """Write one line without waiting, when nothing is queued ahead of it in the
+        writer; False, and nothing written, otherwise: then :meth:`send` it. The lines sent
+        so in one event-loop pass go out in one write at its end (a burst of answers is
+        one system call, and one read for the peer), ahead of anything sent after them."""
+        held = self._held
+        if held is not None:
+            held.append(data)
+            return True
+        transport = getattr(self.writer, "transport", None)
+        if transport is None or transport.is_closing() or transport.get_write_buffer_size():
+            return False
+        self._held = [data]
+        asyncio.get_running_loop().call_soon(self._write_held)
+        return True
+
+    def _write_held(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            held.append(b"")
+            self.writer.write(b"\n".join(held))
 
     async def input_ended(self) -> None:
         """Called once the input has ended, before :meth:`receive` says so."""
@@ -183,6 +208,8 @@ class LineTransport:
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
+            if self._held is not None:
+                self._write_held()
             self.writer.close()
 
 

@@ -1,0 +1,107 @@
+"""A lane for requests served without a task each (:attr:`.jsonrpc.Engine.lane`), and the
+engine's callback-based sends it answers with (:class:`LaneMethods`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+logger = logging.getLogger("typedmcp")
+
+RequestId = str | int
+
+
+class RequestLane(Protocol):
+    """A callback-based way to serve some of the peer's requests without a task each
+    (:attr:`Engine.lane`): the engine offers it each well-formed request outside a batch
+    before starting a handler task; a request it takes is its own to answer (through
+    :meth:`Engine.send_soon`), to cancel, and to finish or drop at the end of input."""
+
+    def take(self, request_id: RequestId, method: str, params: dict[str, Any] | None) -> bool:
+        """Serve this request (True), or leave it to the usual path (False)."""
+        ...
+
+    def cancel(self, request_id: RequestId) -> bool:
+        """The peer cancelled a request: drop it unanswered (False: not one of the lane's)."""
+        ...
+
+    def __contains__(self, request_id: object) -> bool:
+        """Whether a request with this id is being served by the lane."""
+        ...
+
+    async def settle(self, grace: float) -> None:
+        """The input ended: wait up to ``grace`` seconds for what the lane serves, then drop the rest."""
+        ...
+
+
+class _Callback:
+    """A pending request of ours answered by a call (``on_answer(result, error)``) instead
+    of a future (:meth:`Engine.request_soon`); the read path treats it as a future."""
+
+    __slots__ = ("_done", "on_answer")
+
+    def __init__(self, on_answer: Callable[[Any, BaseException | None], None]) -> None:
+        self.on_answer = on_answer
+        self._done = False
+
+    def done(self) -> bool:
+        return self._done
+
+    def set_result(self, result: Any) -> None:
+        self._done = True
+        self.on_answer(result, None)
+
+    def set_exception(self, error: BaseException) -> None:
+        self._done = True
+        self.on_answer(None, error)
+
+
+class LaneMethods:
+    """The engine's sends that never wait (a part of :class:`.jsonrpc.Engine`)."""
+
+    transport: Any
+    _pending: dict[RequestId, Any]
+    _sending: set[asyncio.Task[None]]
+
+    def _outgoing(self, method: str, params: Any, request_id: RequestId | None) -> tuple[RequestId, bytes]:
+        raise NotImplementedError  # (the engine's)
+
+    def request_soon(
+        self, method: str, params: Any, on_answer: Callable[[Any, BaseException | None], None],
+        *, request_id: RequestId | None = None,
+    ) -> RequestId:
+        """Send a request without waiting: ``on_answer(result, None)`` or ``on_answer(None,
+        error)`` is called (once, from the read path) when its response arrives or the
+        connection ends; :meth:`forget_request` drops it first. Returns its id."""
+        request_id, data = self._outgoing(method, params, request_id)
+        self._pending[request_id] = _Callback(on_answer)
+        self.send_soon(data)
+        return request_id
+
+    def forget_request(self, request_id: RequestId) -> None:
+        """Drop one of :meth:`request_soon`'s requests: its answer, if one comes, is ignored."""
+        pending = self._pending.get(request_id)
+        if isinstance(pending, _Callback):
+            del self._pending[request_id]
+
+    def send_soon(self, data: bytes) -> None:
+        """Write one framed message without waiting: at once when the transport takes it
+        so (its ``send_now``), else by a task of its own (as :meth:`send` would: a response
+        a handler finishes while the engine winds down is still written)."""
+        send_now = getattr(self.transport, "send_now", None)
+        if send_now is not None and not self._sending and send_now(data):
+            return  # (behind a write still waiting, a message waits too: order holds)
+        task = asyncio.get_running_loop().create_task(self._send_logged(data))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _send_logged(self, data: bytes) -> None:
+        try:
+            await self.transport.send(data)
+        except Exception:
+            logger.exception("could not send a message")
+
+
+__all__ = ["LaneMethods", "RequestLane"]
