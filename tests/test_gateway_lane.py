@@ -12,14 +12,14 @@ import json
 from typing import Any
 
 import pytest
-from test_gateway_passthrough import LIMIT, Lines, both_ways, call, gateway, prompt, reaper, started
+from test_gateway_passthrough import LIMIT, Lines, both_ways, call, gateway, prompt, reaper, started, untraced
 
 from typedmcp.engine.jsonrpc import ConnectionClosed, Engine
 from typedmcp.host.fastlane import PassLane
 from typedmcp.host.fastpath import PassThrough
 
 pytestmark = pytest.mark.anyio
-__all__ = ["reaper"]
+__all__ = ["reaper", "untraced"]
 
 
 @pytest.fixture

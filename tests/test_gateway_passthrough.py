@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ from host_support import REPO, reaper, stdio
 from typedmcp.host import Host
 from typedmcp.host.fastpath import PassThrough
 from typedmcp.host.gateway import gateway_options, serve_passing
+from typedmcp.protocol import telemetry
 from typedmcp.serving import serve
 
 pytestmark = pytest.mark.anyio
@@ -42,6 +43,19 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontex
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def untraced(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A process with OpenTelemetry's API and no provider set, as these tests assume: a
+    provider another test file set in the same pytest worker stays set for good, and with
+    one the client puts a trace context in every ``_meta`` and the pass-through (rightly)
+    steps aside. A fresh telemetry object that sees no provider stands in for it."""
+    traced = telemetry.configure(True)
+    if traced is not None:
+        monkeypatch.setattr(traced, "_configured", lambda: False)
+    yield
+    telemetry.configure()
 
 
 class Lines:
