@@ -630,3 +630,19 @@ async def test_a_progress_token_shared_by_two_requests_serves_both(tmp_path: Pat
         messages = [await probe.message() for _ in range(6)]
         assert sorted(m["id"] for m in messages if "id" in m) == [1, 2]
         assert all(m["params"]["progressToken"] == "shared" for m in messages if "method" in m)
+
+
+async def test_a_batch_is_answered_once_2025_03_26_is_negotiated(tmp_path: Path) -> None:
+    """The one revision with JSON-RPC batches: after its handshake a batch gets one array
+    of answers (``serve``'s engine asks the connection's router whether batches are on)."""
+    async with server(tmp_path) as probe:
+        reply = await probe.request(
+            "initialize",
+            {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        )
+        assert reply["result"]["protocolVersion"] == "2025-03-26"
+        await probe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await probe.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}])
+        answers = await probe.message()
+        assert isinstance(answers, list)
+        assert sorted((a["id"], a["result"]) for a in answers) == [(1, {}), (2, {})]

@@ -480,13 +480,10 @@ async def connect_memory(
 
     server_end, client_end = DirectTransport(), DirectTransport()
     router = build_router(handlers, **(server_options or {}))
-    legacy = router.legacy
     server_engine = Engine(
         server_end,
         router,
-        accept_batches=lambda: legacy is not None
-        and legacy.package is not None
-        and legacy.package.accepts_batches,
+        accept_batches=router.accepts_batches,
     )
     router.attach(server_engine)
     serving = asyncio.create_task(server_engine.run())

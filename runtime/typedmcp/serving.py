@@ -72,13 +72,10 @@ async def serve(
 
     check_options("serve", options, server_options())
     router = build_router(handlers, **options)
-    legacy = router.legacy
     engine = Engine(
         transport,
         router,
-        accept_batches=lambda: legacy is not None
-        and legacy.package is not None
-        and legacy.package.accepts_batches,
+        accept_batches=router.accepts_batches,
     )
     router.attach(engine)
     try:

@@ -302,14 +302,11 @@ async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **o
 
     check_options("serve", options, server_options())
     router = build_router(handlers, **options)
-    legacy = router.legacy
     passage = PassThrough(host, router, handlers)
     engine = Engine(
         transport,
         passage,
-        accept_batches=lambda: legacy is not None
-        and legacy.package is not None
-        and legacy.package.accepts_batches,
+        accept_batches=router.accepts_batches,
     )
     passage.attach(engine)
     if passage.use_lane:

@@ -46,6 +46,12 @@ class EraRouter:
         self.modern = modern
         self._told_both_eras = False
 
+    def accepts_batches(self) -> bool:
+        """Whether the engine may take a JSON-RPC batch now: only once the handshake session
+        has negotiated a revision that has them (2025-03-26)."""
+        legacy = self.legacy
+        return legacy is not None and legacy.package is not None and legacy.package.accepts_batches
+
     def attach(self, engine: Any) -> None:
         for side in (self.legacy, self.modern):
             if side is not None:
