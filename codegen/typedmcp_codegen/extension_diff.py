@@ -20,7 +20,7 @@ from .document import Era, definitions
 from .errors import CodegenError
 from .extension import analyse_extension, core_methods, hoist_params
 from .extension_pins import ExtensionPin, ExtensionTable, lift_nested_defs, load_extension_schema
-from .load import LoadedSchema, SchemaSource, meta_validate, parse_json
+from .load import LoadedSchema, SchemaSource, meta_validate, parse_json, read_schema_file
 from .models import field_aliases
 from .pins import PinTable
 from .rewrite import rewrite_for_models
@@ -49,7 +49,7 @@ def resolve_extension(
             )
         return pin, load_extension_schema(pin, source)
     if path.is_file():
-        digest = hashlib.sha256(_read(path)).hexdigest()
+        digest = hashlib.sha256(read_schema_file(path)).hexdigest()
         pin_of_file = next((p for p in table.pins if p.sha256 == digest), None)
         if pin_of_file is None:
             return None
@@ -117,7 +117,7 @@ def _side(label: str, schema: LoadedSchema, pin: ExtensionPin, core: frozenset[s
 
 def _loaded_file(path: Path, pin: ExtensionPin | None) -> LoadedSchema:
     """A schema file of an extension: the pinned one (``pin``) or a new one, as given."""
-    raw = _read(path)
+    raw = read_schema_file(path)
     document = lift_nested_defs(parse_json(raw, str(path)), str(path))
     meta_validate(document, str(path), None)
     name = pin.name if pin is not None else path.stem
@@ -141,12 +141,3 @@ def _recorded_extension(folder: Path) -> tuple[str, str] | None:
         return found["NAME"], found["SCHEMA_SHA256"]
     return None
 
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise CodegenError(
-            f"cannot read schema file {path}: {exc.strerror or exc}",
-            "check the path and its permissions",
-        ) from exc

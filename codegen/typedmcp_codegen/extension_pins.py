@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CodegenError
-from .load import SHIPPED_PACKAGE, SHIPPED_SUFFIX, LoadedSchema, SchemaSource, meta_validate, parse_json
+from .load import (
+    SHIPPED_PACKAGE,
+    SHIPPED_SUFFIX,
+    LoadedSchema,
+    SchemaSource,
+    meta_validate,
+    parse_json,
+    read_schema_file,
+)
 
 EXTENSIONS_FOLDER = "extensions"
 EXTENSION_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -208,7 +216,7 @@ def _extension_bytes(pin: ExtensionPin, source: SchemaSource) -> tuple[bytes, st
     if source.schema_dir is not None:
         candidate = Path(source.schema_dir) / EXTENSIONS_FOLDER / pin.schema
         if candidate.is_file():
-            return _read(candidate), str(candidate)
+            return read_schema_file(candidate), str(candidate)
     shipped = resources.files(SHIPPED_PACKAGE).joinpath(EXTENSIONS_FOLDER).joinpath(pin.schema)
     if not shipped.is_file():
         raise CodegenError(
@@ -218,12 +226,3 @@ def _extension_bytes(pin: ExtensionPin, source: SchemaSource) -> tuple[bytes, st
         )
     return shipped.read_bytes(), f"{shipped}{SHIPPED_SUFFIX}"
 
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise CodegenError(
-            f"cannot read schema file {path}: {exc.strerror or exc}",
-            "check the path and its permissions",
-        ) from exc

@@ -196,7 +196,7 @@ def load_schema(revision: str, pins: PinTable, source: SchemaSource) -> LoadedSc
 def load_schema_file(path: Path, pins: PinTable) -> LoadedSchema:
     """A schema file on its own (``mcp-codegen diff``): the pinned revision whose sha256 it
     has, else an unpinned schema named after its folder (``.../draft/schema.json``)."""
-    raw = _read_file(path)
+    raw = read_schema_file(path)
     digest = hashlib.sha256(raw).hexdigest()
     pin = next((p for p in pins.pins if p.sha256 == digest), None)
     document = parse_json(raw, str(path))
@@ -278,11 +278,11 @@ def meta_validate(document: dict[str, Any], origin: str, pin: Pin | None) -> Non
 def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes, str]:
     tried: list[str] = []
     if source.schema_file is not None:
-        return _read_file(source.schema_file), str(source.schema_file)
+        return read_schema_file(source.schema_file), str(source.schema_file)
     if source.schema_dir is not None:
         candidate = source.schema_dir / name / "schema.json"
         if candidate.is_file():
-            return _read_file(candidate), str(candidate)
+            return read_schema_file(candidate), str(candidate)
         if source.schema_dir_named_by is not None:  # the folder the user asked for
             named_by, present = source.schema_dir_named_by, revisions_in(source.schema_dir)
             holds = f"it holds {', '.join(present[:10])}" if present else "it holds no <revision>/schema.json"
@@ -300,7 +300,7 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
     if pin.sha256 is not None and source.cache_dir is not None:
         cached = source.cache_dir / f"{pin.sha256}.json"
         if cached.is_file():
-            raw = _read_file(cached)
+            raw = read_schema_file(cached)
             if hashlib.sha256(raw).hexdigest() == pin.sha256:
                 return raw, str(cached)
             tried.append(f"{cached} (corrupt: wrong sha256, ignored)")
@@ -328,7 +328,8 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
     )
 
 
-def _read_file(path: Path) -> bytes:
+def read_schema_file(path: Path) -> bytes:
+    """The bytes of a schema file, or a :class:`CodegenError` naming it and what to check."""
     try:
         return path.read_bytes()
     except OSError as exc:
