@@ -32,11 +32,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mcp_generated.extensions.tasks import dispatch as generated_tasks
+
 from ..engine.jsonrpc import RpcError, quoted
 from .extensions import TASKS_EXTENSION, supports_extension
 from .meta import COMPLETE, RESULT_TYPE
 from .results import ProtocolViolation, invalid_result, validate_any_result
 from .session import Session
+from .spec import RequestSpec
 
 logger = logging.getLogger("typedmcp")
 
@@ -112,19 +115,9 @@ def _number(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
-class _TaskMethod:
-    """Stands in for a generated request spec (the extension has no published schema)."""
-
-    method: str
-    params_type: Any = None
-
-    def validate_params(self, params: Mapping[str, Any]) -> None:
-        if not isinstance(params.get("taskId"), str):
-            raise ValueError(f"{self.method} needs a string taskId")
-
-
-GET, UPDATE, CANCEL = (_TaskMethod(m) for m in ("tasks/get", "tasks/update", "tasks/cancel"))
+#: The extension's requests as generated from its pinned schema (their params validated by
+#: its models before they are sent).
+GET, UPDATE, CANCEL = (generated_tasks.REQUESTS[m] for m in ("tasks/get", "tasks/update", "tasks/cancel"))
 
 
 class ToolTask:
@@ -148,7 +141,7 @@ class ToolTask:
         """The server's task id (None when the call was not run as a task)."""
         return self.last.task_id if self.last is not None else None
 
-    async def _send(self, method: _TaskMethod, params: dict[str, Any], timeout: float | None) -> Any:
+    async def _send(self, method: RequestSpec[Any], params: dict[str, Any], timeout: float | None) -> Any:
         session = self.session
         if session.era != "stateless" or session.package is None:
             raise ProtocolViolation(f"{method.method} needs a stateless-era (2026-07-28) session")
