@@ -297,3 +297,24 @@ async def test_a_task_still_working_after_its_ttl_is_given_up(monkeypatch: pytes
                 break
             await asyncio.sleep(0.01)
         assert seen == ["handler cancelled"]  # call_tool gave the task up: it cancelled it
+
+
+async def test_a_server_asking_for_no_pause_between_polls_still_gets_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that suggests ``pollIntervalMs`` 0 is polled at most every 10 ms, not again
+    at once round trip after round trip."""
+    monkeypatch.setattr("typedmcp.stateless.tasks.POLL_INTERVAL_MS", 0)
+    async with connected(tasks_app(), extensions=WITH_TASKS) as client:
+        task = await ToolTasks(client).call_tool(name="forever", arguments={})
+        assert task.last is not None and task.last.poll_interval_ms == 0
+        sent: list[str] = []
+        send = task._send
+
+        async def counted(method: Any, params: dict[str, Any], timeout: float | None) -> Any:
+            sent.append(method.method)
+            return await send(method, params, timeout)
+
+        monkeypatch.setattr(task, "_send", counted)
+        with pytest.raises(asyncio.TimeoutError):
+            await task.result(timeout=0.2)
+        await task.cancel()
+    assert 1 <= sent.count("tasks/get") <= 25, len(sent)

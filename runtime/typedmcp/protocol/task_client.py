@@ -55,6 +55,9 @@ LISTEN_ACK_SECONDS = 5.0
 #: The poll interval when the server suggests none, and the longest one honoured (seconds).
 DEFAULT_POLL_SECONDS = 0.5
 MAX_POLL_SECONDS = 30.0
+#: The shortest pause between two ``tasks/get``: a server's ``pollIntervalMs`` of 0 or below
+#: would otherwise have the client ask again at once, round trip after round trip.
+MIN_POLL_SECONDS = 0.01
 
 
 class TaskCancelled(Exception):
@@ -199,7 +202,8 @@ class ToolTask:
             if state.terminal:
                 break
             if seen:
-                pause = min(MAX_POLL_SECONDS, (state.poll_interval_ms / 1000) if state.poll_interval_ms is not None else DEFAULT_POLL_SECONDS)
+                asked = state.poll_interval_ms / 1000 if state.poll_interval_ms is not None else DEFAULT_POLL_SECONDS
+                pause = min(MAX_POLL_SECONDS, max(MIN_POLL_SECONDS, asked))
                 if give_up is not None and time.monotonic() + pause > give_up:
                     raise asyncio.TimeoutError(f"task {state.task_id!r} is still {state.status} after {timeout} s")
                 if state.ttl_ms is not None and time.monotonic() - self.seen_at > state.ttl_ms / 1000 + pause:
