@@ -23,6 +23,15 @@ carries its own ``_meta`` (protocol version, client capabilities and info) and t
 2026-07-28 result (``resultType: "complete"``); a server that cannot serve it gets a row
 saying so instead of a rate. Calls per second; rounds
 alternate between the servers; medians and the ratios ours/SDK and ours/FastMCP printed.
+A fourth server, the floor (``peers/floor_echo.py``), has no MCP in it: it parses each
+request and writes a canned answer around the echoed text, on the same transport (for HTTP
+the same uvicorn settings), so its rate is the most any server could show with this client,
+and its CPU per call what the transport alone costs; the closing lines give, per transport
+and peer, McpApp's server CPU ratio against the goal (the issue's "server cost", >= 3x), the
+calls/s ratio, and the floor's calls/s ratio beside it (the ceiling of that column).
+Every HTTP server runs on the same event loop: ``--loop auto`` (the default, as uvicorn's own
+default) is uvloop when it is installed (``typedmcp[http]`` installs it; the peers, in the same
+environment, get it too), else asyncio; ``--loop asyncio`` or ``--loop uvloop`` picks one.
 ``--quick`` (CI's smoke run) makes few calls, one round, and checks only that every server
 answers.
 """
@@ -31,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import socket
@@ -43,12 +53,18 @@ from pathlib import Path
 from typing import Any
 
 PEERS = Path(__file__).resolve().parent / "peers"
+#: The row of a server with no MCP in it (``peers/floor_echo.py``): what the transport and the
+#: client alone cost, so the most any server could show on this machine.
+FLOOR = "floor (no MCP)"
 SERVERS = {
     "McpApp": PEERS / "app_echo_server.py",
     "SDK MCPServer": PEERS / "sdk_mcpserver_echo.py",
     "FastMCP": PEERS / "fastmcp_echo.py",
+    FLOOR: PEERS / "floor_echo.py",
 }
 OURS = "McpApp"
+PEER_NAMES = ("SDK MCPServer", "FastMCP")
+GOAL = 3.0
 VERSION = "2025-11-25"
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -363,14 +379,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                        help="the event loop uvicorn runs every HTTP server on; auto (the default, as "
+                             "uvicorn's): uvloop when it is installed, else asyncio")
     parser.add_argument("--quick", action="store_true", help="CI smoke run: 20 calls, 1 round")
     options = parser.parse_args()
     calls, rounds = (20, 1) if options.quick else (options.calls, options.rounds)
-    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians; CPU us per call of the "
-          "server (/proc: its threads' schedstat, or its stat's ticks when a thread ended) and of the load "
-          "generator (process_time), the figures a busy machine disturbs least")
+    loop = options.loop if options.loop != "auto" else "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    os.environ["BENCH_UVICORN_LOOP"] = loop  # (read by peers/_uvicorn.py in each server)
+    print(f"{calls} sequential tools/call per run, {rounds} round(s), medians; HTTP servers on uvicorn's "
+          f"{loop} loop; CPU us per call of the server (/proc: its threads' schedstat, or its stat's "
+          "ticks when a thread ended) and of the load generator (process_time), the figures a busy machine "
+          "disturbs least")
     print(f"{'transport':<16} {'server':<14} {'calls/s':>10} {'McpApp / it':>12} "
           f"{'server CPU us':>14} {'it / McpApp CPU':>16} {'client CPU us':>14}")
+    verdicts: list[str] = []
     for transport, rate_of in TRANSPORTS.items():
         runs: dict[str, list[Run]] = {name: [] for name in SERVERS}
         refused: dict[str, str] = {}
@@ -382,20 +405,34 @@ def main() -> None:
                     runs[name].append(rate_of(script, calls))
                 except CannotServe as reason:
                     refused[name] = str(reason)
-        if OURS in refused:
-            raise SystemExit(f"{SERVERS[OURS].name}: {transport}: {refused[OURS]}")
-        ours = statistics.median(run[0] for run in runs[OURS])
-        ours_cpu = statistics.median(run[2] for run in runs[OURS])
+        for needed in (OURS, FLOOR):
+            if needed in refused:
+                raise SystemExit(f"{SERVERS[needed].name}: {transport}: {refused[needed]}")
+        rates = {name: statistics.median(run[0] for run in found) for name, found in runs.items() if found}
+        cpus = {name: statistics.median(run[2] for run in found) for name, found in runs.items() if found}
         for name in SERVERS:
             if name in refused:
                 print(f"{transport:<16} {name:<14} {'-':>10} {'-':>12}  cannot serve it: {refused[name]}")
                 continue
-            rate = statistics.median(run[0] for run in runs[name])
-            server_cpu = statistics.median(run[2] for run in runs[name])
             client_cpu = statistics.median(run[1] for run in runs[name])
-            cpu_ratio = f"{server_cpu / ours_cpu:.2f}x" if ours_cpu else "-"
-            print(f"{transport:<16} {name:<14} {rate:>10,.0f} {ours / rate:>11.2f}x "
-                  f"{server_cpu:>14,.0f} {cpu_ratio:>16} {client_cpu:>14,.0f}")
+            cpu_ratio = f"{cpus[name] / cpus[OURS]:.2f}x" if cpus[OURS] else "-"
+            print(f"{transport:<16} {name:<14} {rates[name]:>10,.0f} {rates[OURS] / rates[name]:>11.2f}x "
+                  f"{cpus[name]:>14,.0f} {cpu_ratio:>16} {client_cpu:>14,.0f}")
+        verdicts += [verdict(transport, peer, rates, cpus) for peer in PEER_NAMES if peer in rates]
+    print(f"goal: McpApp's server cost (CPU per call) at most 1/{GOAL:g} of each peer's; calls/s beside it, "
+          f"with the ceiling the floor sets (a server with no MCP in it, on the same transport and client)")
+    for text in verdicts:
+        print(text)
+
+
+def verdict(transport: str, peer: str, rates: dict[str, float], cpus: dict[str, float]) -> str:
+    """One line: McpApp against ``peer`` on ``transport``, by server CPU and by calls/s,
+    and the most calls/s a server could show over ``peer`` here (the floor's)."""
+    cpu_ratio = cpus[peer] / cpus[OURS] if cpus[OURS] else float("inf")
+    rate_ratio, ceiling = rates[OURS] / rates[peer], rates[FLOOR] / rates[peer]
+    met = "met" if cpu_ratio >= GOAL else "NOT met"
+    return (f"  {transport} vs {peer}: server CPU {cpu_ratio:.2f}x less ({met}); calls/s {rate_ratio:.2f}x "
+            f"(ceiling {ceiling:.2f}x: the floor; McpApp {cpus[OURS] - cpus[FLOOR]:,.0f} us of CPU above it)")
 
 
 if __name__ == "__main__":

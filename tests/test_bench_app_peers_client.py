@@ -121,3 +121,21 @@ def test_server_cpu_is_exact_while_its_threads_live_and_counts_ended_threads_by_
     assert cpu.per_call(10) == pytest.approx(300.0)  # 3 ms over 10 calls, from the threads
     reading = ({"1": 3_000_000}, 10.04)  # thread 2 ended: 40 ms of ticks over 10 calls
     assert cpu.per_call(10) == pytest.approx(4_000.0)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "Streamable HTTP", "HTTP 2026-07-28"])
+def test_the_floor_answers_every_transport_the_benchmark_drives(bench: ModuleType, transport: str) -> None:
+    """The floor row is a real run: the floor server passes the same answer checks as the
+    servers it is set beside (ids, the echoed text, a 2026-07-28 result), on each transport."""
+    rate, client_cpu, server_cpu = bench.TRANSPORTS[transport](bench.SERVERS[bench.FLOOR], 5)
+    assert rate > 0 and client_cpu >= 0 and server_cpu > 0
+
+
+def test_the_verdict_judges_server_cpu_against_the_goal_and_shows_the_floor_s_ceiling(bench: ModuleType) -> None:
+    rates = {bench.OURS: 4000.0, "SDK MCPServer": 1600.0, bench.FLOOR: 5600.0}
+    cpus = {bench.OURS: 180.0, "SDK MCPServer": 560.0, bench.FLOOR: 120.0}
+    line = bench.verdict("HTTP 2026-07-28", "SDK MCPServer", rates, cpus)
+    assert "server CPU 3.11x less (met)" in line
+    assert "calls/s 2.50x (ceiling 3.50x" in line and "60 us of CPU above it" in line
+    cpus[bench.OURS] = 190.0
+    assert "2.95x less (NOT met)" in bench.verdict("HTTP 2026-07-28", "SDK MCPServer", rates, cpus)
