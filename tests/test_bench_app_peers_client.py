@@ -139,3 +139,6 @@ def test_the_verdict_judges_server_cpu_against_the_goal_and_shows_the_floor_s_ce
     assert "calls/s 2.50x (ceiling 3.50x" in line and "60 us of CPU above it" in line
     cpus[bench.OURS] = 190.0
     assert "2.95x less (NOT met)" in bench.verdict("HTTP 2026-07-28", "SDK MCPServer", rates, cpus)
+    assert "(--quick: too few calls to judge)" in bench.verdict(
+        "HTTP 2026-07-28", "SDK MCPServer", rates, cpus, judged=False
+    )
