@@ -331,7 +331,7 @@ class Engine(LaneMethods):
             return False
         if "method" not in message:
             if "result" in message or "error" in message or is_request_id(message.get("id")):
-                self._receive_response(message)
+                self._receive_response(message, data)
                 return True
             return False
         request_id: Any = message.get("id")
@@ -578,7 +578,9 @@ class Engine(LaneMethods):
         finally:
             self._forget(request_id, asyncio.current_task())
 
-    def _receive_response(self, message: dict[str, Any]) -> None:
+    def _receive_response(self, message: dict[str, Any], data: bytes | None = None) -> None:
+        """Settle our request's future (or callback) with the response ``message``
+        (parsed from the line ``data``, when the fast read path has it)."""
         request_id = message.get("id")
         future = self._pending.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
         if future is None or future.done():
@@ -591,6 +593,9 @@ class Engine(LaneMethods):
         if has_result:
             if type(future) is _Callback:  # answered (request() drops its own future)
                 del self._pending[request_id]  # type: ignore[arg-type]
+                if data is not None:
+                    future.set_line(message, data)
+                    return
             future.set_result(message["result"])
             return
         code = error.get("code") if isinstance(error, dict) else None

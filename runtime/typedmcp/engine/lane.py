@@ -36,14 +36,21 @@ class RequestLane(Protocol):
         ...
 
 
+#: Takes a success response as parsed and its line as it came (:meth:`Engine.request_soon`).
+LineAnswer = Callable[[dict[str, Any], bytes], None]
+
+
 class _Callback:
     """A pending request of ours answered by a call (``on_answer(result, error)``) instead
     of a future (:meth:`Engine.request_soon`); the read path treats it as a future."""
 
-    __slots__ = ("_done", "on_answer")
+    __slots__ = ("_done", "on_answer", "on_line")
 
-    def __init__(self, on_answer: Callable[[Any, BaseException | None], None]) -> None:
+    def __init__(
+        self, on_answer: Callable[[Any, BaseException | None], None], on_line: LineAnswer | None = None
+    ) -> None:
         self.on_answer = on_answer
+        self.on_line = on_line
         self._done = False
 
     def done(self) -> bool:
@@ -56,6 +63,16 @@ class _Callback:
     def set_exception(self, error: BaseException) -> None:
         self._done = True
         self.on_answer(None, error)
+
+    def set_line(self, message: dict[str, Any], data: bytes) -> None:
+        """A success response, parsed (``message``) and as it came (``data``, the line the
+        engine's fast read path parsed it from): ``on_line`` takes both, when given."""
+        self._done = True
+        on_line = self.on_line
+        if on_line is None:
+            self.on_answer(message["result"], None)
+        else:
+            on_line(message, data)
 
 
 class LaneMethods:
@@ -70,13 +87,17 @@ class LaneMethods:
 
     def request_soon(
         self, method: str, params: Any, on_answer: Callable[[Any, BaseException | None], None],
-        *, request_id: RequestId | None = None,
+        *, request_id: RequestId | None = None, on_line: LineAnswer | None = None,
     ) -> RequestId:
         """Send a request without waiting: ``on_answer(result, None)`` or ``on_answer(None,
         error)`` is called (once, from the read path) when its response arrives or the
-        connection ends; :meth:`forget_request` drops it first. Returns its id."""
+        connection ends; :meth:`forget_request` drops it first. Returns its id.
+
+        With ``on_line``, a success response that the transport's fast read path hands
+        over as a line goes to ``on_line(message, line)`` instead (the parsed message and
+        the line's bytes, to relay as they came); ``on_answer`` still takes the rest."""
         request_id, data = self._outgoing(method, params, request_id)
-        self._pending[request_id] = _Callback(on_answer)
+        self._pending[request_id] = _Callback(on_answer, on_line)
         self.send_soon(data)
         return request_id
 
@@ -104,4 +125,4 @@ class LaneMethods:
             logger.exception("could not send a message")
 
 
-__all__ = ["LaneMethods", "RequestLane"]
+__all__ = ["LaneMethods", "LineAnswer", "RequestLane"]
