@@ -6,8 +6,10 @@ server at once, in the read path that parsed it (:meth:`Engine.request_soon
 <typedmcp.engine.lane.LaneMethods.request_soon>`), and registered here by the caller's id;
 when the server's answer line arrives, its read path calls :meth:`_Call.__call__`, which
 completes the result as :class:`~.fastpath.PassThrough` does and writes it to the caller
-(:meth:`Engine.send_soon <typedmcp.engine.lane.LaneMethods.send_soon>`). A server's time
-limit is one ``loop.call_later`` handle per call. What stays the task path's (a task, then):
+(:meth:`Engine.send_soon <typedmcp.engine.lane.LaneMethods.send_soon>`); when that result
+may be relayed as the server's line came, the answer is spliced from it (:mod:`.splice`).
+A server's time limit is a deadline per call, watched by one timer of the lane's (set for
+the soonest deadline). What stays the task path's (a task, then):
 input rounds (a result that asks for input), and what the engine's lane never sees (batches).
 
 Cancellation by the caller drops the call unanswered and tells the server; a time limit
@@ -27,6 +29,8 @@ from .fastpath import PASSED, PassThrough, _relayed, _Route
 from .splice import AnswerSplice
 
 _CONNECTION_ERRORS = (ConnectionClosed, ConnectionError, OSError)
+#: how early the alarm may ring, seconds (uvloop's timers count whole milliseconds)
+_CLOCK_SLACK = 0.001
 
 
 class _Call:
@@ -34,7 +38,7 @@ class _Call:
     and its id there, the time limit's handle, the gateway's progress token, and the task
     that serves its input rounds, if it asked for input."""
 
-    __slots__ = ("caller_id", "lane", "outgoing", "rounds", "route", "timer", "upstream", "upstream_id")
+    __slots__ = ("caller_id", "deadline", "lane", "outgoing", "rounds", "route", "upstream", "upstream_id")
 
     def __init__(self, lane: PassLane, caller_id: RequestId, route: _Route, upstream: Any) -> None:
         self.lane = lane
@@ -43,7 +47,8 @@ class _Call:
         self.upstream = upstream
         self.upstream_id: RequestId = 0
         self.outgoing: str | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        #: when the server's time limit runs out (the loop's clock); None: no limit (now)
+        self.deadline: float | None = None
         self.rounds: asyncio.Task[None] | None = None
 
     def __call__(self, result: Any, error: BaseException | None) -> None:
@@ -83,6 +88,12 @@ class PassLane:
         self.calls: dict[RequestId, _Call] = {}
         self._telling: set[asyncio.Task[None]] = set()  # notifications/cancelled to servers
         self._idle: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: one timer for the lane's time limits: at the soonest deadline of its calls
+        #: (a limit is per server, so later calls rarely move it; a timer per call cost
+        #: more than the rest of the call's relay)
+        self._alarm: asyncio.TimerHandle | None = None
+        self._alarm_at = 0.0
 
     def __contains__(self, request_id: object) -> bool:
         return request_id in self.calls
@@ -109,7 +120,10 @@ class PassLane:
             return True
         limit = route.runtime.config.timeout
         if limit:
-            call.timer = asyncio.get_running_loop().call_later(limit, self._expired, call)
+            loop = self._loop or self._bind()
+            call.deadline = deadline = loop.time() + limit
+            if self._alarm is None or deadline < self._alarm_at:
+                self._arm(deadline)
         return True
 
     def cancel(self, request_id: RequestId) -> bool:
@@ -134,17 +148,48 @@ class PassLane:
                 await asyncio.wait_for(asyncio.shield(self._idle), grace)
         for request_id in list(self.calls):
             self.cancel(request_id)
+        if self._alarm is not None:
+            self._alarm.cancel()
+            self._alarm = None
         if self._telling:
             await asyncio.gather(*self._telling, return_exceptions=True)
 
     # -- the lane's steps ----------------------------------------------------------------
 
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        self._loop = loop = asyncio.get_running_loop()
+        return loop
+
+    def _arm(self, at: float) -> None:
+        """Ring the lane's alarm at ``at`` (the loop's clock), instead of when it rang."""
+        if self._alarm is not None:
+            self._alarm.cancel()
+        assert self._loop is not None
+        self._alarm = self._loop.call_at(at, self._ring)
+        self._alarm_at = at
+
+    def _ring(self) -> None:
+        """The alarm: the calls whose time is up get the usual path's answer; the alarm is
+        set again for the soonest deadline left."""
+        self._alarm = None
+        assert self._loop is not None
+        due = self._loop.time() + _CLOCK_SLACK
+        soonest: float | None = None
+        for call in list(self.calls.values()):
+            deadline = call.deadline
+            if deadline is None:
+                continue
+            if deadline <= due:
+                self._expired(call)
+            elif soonest is None or deadline < soonest:
+                soonest = deadline
+        if soonest is not None:
+            self._arm(soonest)
+
     def _end(self, call: _Call) -> None:
         """The call leaves the lane: its time limit and progress relay go."""
         if self.calls.get(call.caller_id) is call:
             del self.calls[call.caller_id]
-        if call.timer is not None:
-            call.timer.cancel()
         if call.outgoing is not None:
             call.route.runtime.session.progress_callbacks.pop(call.outgoing, None)
         if not self.calls and self._idle is not None and not self._idle.done():
@@ -155,9 +200,7 @@ class PassLane:
             return  # cancelled or timed out meanwhile
         if error is None and type(result) is dict and result.get("resultType") == "input_required":
             # input rounds: the task path's (rare; the call stays cancellable meanwhile)
-            if call.timer is not None:
-                call.timer.cancel()
-                call.timer = None
+            call.deadline = None
             call.rounds = asyncio.get_running_loop().create_task(self._rounds(call, result))
             return
         self._end(call)
@@ -192,7 +235,7 @@ class PassLane:
 
     def _expired(self, call: _Call) -> None:
         """The server's time limit ran out: the usual path's answer; the server is told."""
-        call.timer = None
+        call.deadline = None
         if self.calls.get(call.caller_id) is not call:
             return
         self._end(call)

@@ -72,12 +72,15 @@ class AnswerSplice:
             ours = self._ours[method] = self._our_end(method)
         if ours is False:
             return None
-        if tool is not None and not _output_passes(session, tool, result):
-            return None  # the parse path words the error
-        head = _HEAD + encode_id(upstream_id) + _RESULT
+        if tool is not None and session.validate_tool_output and not result.get("isError"):
+            listed = session.tool_schemas.tools.get(tool)
+            if listed is not None and listed.get("outputSchema") is not None and not _output_passes(
+                    session, tool, result):
+                return None  # the parse path words the error
+        head = (_HEAD + b"%d" % upstream_id if type(upstream_id) is int else _HEAD + encode_id(upstream_id)) + _RESULT
         if not data.startswith(head):
             return None
-        caller = _HEAD + encode_id(caller_id) + _RESULT
+        caller = (_HEAD + b"%d" % caller_id if type(caller_id) is int else _HEAD + encode_id(caller_id)) + _RESULT
         if ours is None:
             return caller + data[len(head):]
         assert isinstance(ours, bytes)
@@ -88,7 +91,9 @@ class AnswerSplice:
         meta = result["_meta"]
         if type(meta) is not dict or not meta or next(reversed(result)) != "_meta" or next(reversed(meta)) != SERVER_INFO_KEY:
             return None
-        theirs = self._their_end(session, meta[SERVER_INFO_KEY])
+        info = meta[SERVER_INFO_KEY]
+        known = self._theirs.get(id(session))
+        theirs = known[1] if known is not None and known[0] == info else self._their_end(session, info)
         if not data.endswith(theirs):
             return None
         return caller + data[len(head):-len(theirs)] + ours
@@ -110,11 +115,8 @@ class AnswerSplice:
 
     def _their_end(self, session: Any, info: Any) -> bytes:
         """How a line ends whose result's ``_meta`` ends with ``serverInfo`` ``info``,
-        written as our encoder writes it (learned once per server connection)."""
+        written as our encoder writes it (kept per server connection)."""
         key = id(session)
-        known = self._theirs.get(key)
-        if known is not None and known[0] == info:
-            return known[1]
         if len(self._theirs) >= _TAILS_KEPT:
             self._theirs.clear()
         end = INFO_KEY_BYTES + to_json(info) + b"}}}"
