@@ -338,7 +338,7 @@ class Engine(LaneMethods):
         method = message["method"]
         params = message.get("params")
         if (
-            not is_request_id(request_id)
+            (type(request_id) is not int and type(request_id) is not str and not is_request_id(request_id))
             or message.get("jsonrpc") != "2.0"
             or type(method) is not str
             or (params is not None and type(params) is not dict)
@@ -582,7 +582,8 @@ class Engine(LaneMethods):
         """Settle our request's future (or callback) with the response ``message``
         (parsed from the line ``data``, when the fast read path has it)."""
         request_id = message.get("id")
-        future = self._pending.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        future = (self._pending.get(request_id) if type(request_id) is int or is_request_id(request_id)  # type: ignore[arg-type]
+                  else None)
         if future is None or future.done():
             logger.debug("dropped a response for unknown id %s", quoted(request_id))
             return
