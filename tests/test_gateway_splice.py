@@ -198,3 +198,27 @@ async def test_through_the_lane_the_spliced_bytes_are_the_task_paths(reaper: Any
     assert lane_answers == task_answers
     assert [json.loads(answer)["id"] for answer in lane_answers] == ODD_IDS
     assert json.loads(lane_answers[4])["error"]["code"] == -32603
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_arguments_the_encoder_refuses_are_answered_as_by_the_task_path(reaper: Any, monkeypatch: Any) -> None:
+    """A number too large for a float (``1e999`` is read as infinity, which JSON cannot
+    write): -32603, as the task path answers, not a call left unanswered; and a string
+    "NaN" in the arguments is sent as any other."""
+    line = json.dumps(call(1, "p__weather", {"x": 0})).replace('{"x": 0}', '{"x": 1e999}').encode()
+    nan_text = call(2, "p__echo", {"text": "NaN and Infinity"})
+    answers: dict[bool, list[dict[str, Any]]] = {}
+    async with started() as host:
+        for lane in (True, False):
+            monkeypatch.setattr(PassThrough, "use_lane", lane)
+            async with gateway(host, passing=True) as (lines, passage):
+                lines.incoming.put_nowait(line)
+                lines.put(nan_text)
+                answers[lane] = [json.loads((await lines.until_answer(request_id))[-1]) for request_id in (1, 2)]
+                assert passage.passed == 2
+                if lane:
+                    assert not passage.engine.lane.calls
+    assert answers[True] == answers[False]
+    assert answers[True][0]["error"] == {"code": -32603, "message": "Internal error"}
+    assert answers[True][1]["result"]["content"][0]["text"] == "NaN and Infinity"

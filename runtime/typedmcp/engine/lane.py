@@ -8,6 +8,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pydantic_core import to_json
+
 logger = logging.getLogger("typedmcp")
 
 RequestId = str | int
@@ -79,15 +81,30 @@ class LaneMethods:
     """The engine's sends that never wait (a part of :class:`.jsonrpc.Engine`)."""
 
     transport: Any
+    _closed: bool
     _pending: dict[RequestId, Any]
     _sending: set[asyncio.Task[None]]
 
     def _outgoing(self, method: str, params: Any, request_id: RequestId | None) -> tuple[RequestId, bytes]:
         raise NotImplementedError  # (the engine's)
 
+    def new_request_id(self) -> int:
+        raise NotImplementedError  # (the engine's)
+
+    def _outgoing_json(self, method: str, params_json: bytes, request_id: RequestId | None) -> tuple[RequestId, bytes]:
+        """:meth:`_outgoing` for params already written as JSON (as ``encode`` writes them)."""
+        if self._closed:
+            return self._outgoing(method, None, request_id)  # (raises ConnectionClosed)
+        if request_id is None:
+            request_id = self.new_request_id()
+        written_id = b"%d" % request_id if type(request_id) is int else to_json(request_id)
+        return request_id, (b'{"jsonrpc":"2.0","id":' + written_id + b',"method":' + to_json(method)
+                            + b',"params":' + params_json + b"}")
+
     def request_soon(
         self, method: str, params: Any, on_answer: Callable[[Any, BaseException | None], None],
         *, request_id: RequestId | None = None, on_line: LineAnswer | None = None,
+        params_json: bytes | None = None,
     ) -> RequestId:
         """Send a request without waiting: ``on_answer(result, None)`` or ``on_answer(None,
         error)`` is called (once, from the read path) when its response arrives or the
@@ -95,8 +112,12 @@ class LaneMethods:
 
         With ``on_line``, a success response that the transport's fast read path hands
         over as a line goes to ``on_line(message, line)`` instead (the parsed message and
-        the line's bytes, to relay as they came); ``on_answer`` still takes the rest."""
-        request_id, data = self._outgoing(method, params, request_id)
+        the line's bytes, to relay as they came); ``on_answer`` still takes the rest.
+        ``params_json``: ``params`` as ``encode`` writes them, when the caller has that at hand."""
+        if params_json is None:
+            request_id, data = self._outgoing(method, params, request_id)
+        else:
+            request_id, data = self._outgoing_json(method, params_json, request_id)
         self._pending[request_id] = _Callback(on_answer, on_line)
         self.send_soon(data)
         return request_id

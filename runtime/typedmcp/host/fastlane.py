@@ -24,11 +24,15 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from pydantic_core import to_json
+
 from ..engine.jsonrpc import ConnectionClosed, RequestId, RpcError, encode_error, encode_result, handler_failed
 from .fastpath import PASSED, PassThrough, _relayed, _Route
 from .splice import AnswerSplice
 
 _CONNECTION_ERRORS = (ConnectionClosed, ConnectionError, OSError)
+#: how many server connections' constant ``_meta`` are kept written (more: the table starts again)
+_METAS_KEPT = 256
 #: how early the alarm may ring, seconds (uvloop's timers count whole milliseconds)
 _CLOCK_SLACK = 0.001
 
@@ -94,6 +98,8 @@ class PassLane:
         #: more than the rest of the call's relay)
         self._alarm: asyncio.TimerHandle | None = None
         self._alarm_at = 0.0
+        #: id -> (a server connection's constant _meta, written)
+        self._metas: dict[int, tuple[dict[str, Any], bytes]] = {}
 
     def __contains__(self, request_id: object) -> bool:
         return request_id in self.calls
@@ -111,12 +117,19 @@ class PassLane:
             return False  # the task path words the error
         passage.passed += 1
         call = _Call(self, request_id, route, upstream)
+        written = to_json(route.wire)  # (name and arguments: _address puts the _meta last)
         call.outgoing = passage._address(route)
         self.calls[request_id] = call
         try:
-            call.upstream_id = upstream.request_soon(method, route.wire, call, on_line=call.line)
+            call.upstream_id = upstream.request_soon(
+                method, route.wire, call, on_line=call.line, params_json=self._params_json(call, written))
         except _CONNECTION_ERRORS as error:
             self._answered(call, None, error)
+            return True
+        except ValueError as error:  # arguments the encoder refuses (a number too large: inf)
+            failure = error
+            self._end(call)
+            self._reply(call, lambda: _raise(failure))  # -32603, logged, as the task path answers
             return True
         limit = route.runtime.config.timeout
         if limit:
@@ -125,6 +138,21 @@ class PassLane:
             if self._alarm is None or deadline < self._alarm_at:
                 self._arm(deadline)
         return True
+
+    def _params_json(self, call: _Call, written: bytes) -> bytes | None:
+        """The request's params as ``encode`` writes them, from the name and arguments as
+        written (``written``) and the server connection's constant ``_meta`` (written once
+        per connection); None: the engine writes them (a progress token in the ``_meta``,
+        or what its NaN check must see: NaN or Infinity in the arguments)."""
+        if call.outgoing is not None or b"NaN" in written or b"Infinity" in written:
+            return None
+        meta = call.route.wire["_meta"]
+        known = self._metas.get(id(meta))
+        if known is None or known[0] is not meta:
+            if len(self._metas) >= _METAS_KEPT:
+                self._metas.clear()
+            known = self._metas[id(meta)] = (meta, to_json(meta))
+        return written[:-1] + b',"_meta":' + known[1] + b"}"
 
     def cancel(self, request_id: RequestId) -> bool:
         """The caller cancelled: no answer; the server is told (as the usual path tells it)."""
