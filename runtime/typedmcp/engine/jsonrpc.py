@@ -584,7 +584,7 @@ class Engine(LaneMethods):
         request_id = message.get("id")
         future = (self._pending.get(request_id) if type(request_id) is int or is_request_id(request_id)  # type: ignore[arg-type]
                   else None)
-        if future is None or future.done():
+        if future is None or (type(future) is not _Callback and future.done()):  # (a _Callback waits till it is answered)
             logger.debug("dropped a response for unknown id %s", quoted(request_id))
             return
         has_result, error = "result" in message, message.get("error")

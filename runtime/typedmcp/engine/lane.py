@@ -13,6 +13,8 @@ from pydantic_core import to_json
 logger = logging.getLogger("typedmcp")
 
 RequestId = str | int
+#: method names as JSON (``_outgoing_json``'s)
+_METHODS: dict[str, bytes] = {}
 
 
 class RequestLane(Protocol):
@@ -98,7 +100,12 @@ class LaneMethods:
         if request_id is None:
             request_id = self.new_request_id()
         written_id = b"%d" % request_id if type(request_id) is int else to_json(request_id)
-        return request_id, (b'{"jsonrpc":"2.0","id":' + written_id + b',"method":' + to_json(method)
+        written_method = _METHODS.get(method)
+        if written_method is None:
+            if len(_METHODS) >= 64:
+                _METHODS.clear()
+            written_method = _METHODS[method] = to_json(method)
+        return request_id, (b'{"jsonrpc":"2.0","id":' + written_id + b',"method":' + written_method
                             + b',"params":' + params_json + b"}")
 
     def request_soon(
