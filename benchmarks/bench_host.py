@@ -10,9 +10,11 @@
   flight: calls per second, and the CPU microseconds per call of every process on each
   path; beside them three relays that parse nothing, the floor of any stdio gateway here:
   ``peers/line_relay.py`` on asyncio's loop and on uvloop, and ``socat`` (C; its row is
-  skipped, saying why, where socat is not installed).
+  skipped, saying why, where socat is not installed);
+* the gateway's pass-through in process, without I/O: its own CPU per call, with the
+  answers spliced from the server's line and with every answer parsed (``--lane-only``).
 
-    .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH] [--gateway-only] [--calls N] [--rounds N]
+    .venv/bin/python benchmarks/bench_host.py [--quick] [--json PATH] [--gateway-only] [--lane-only] [--calls N] [--rounds N]
 
 ``--quick`` (CI) runs in well under a minute with small samples; its figures are rough.
 """
@@ -418,6 +420,96 @@ def render(rows: list[dict[str, Any]], quick: bool) -> str:
     return "\n".join(lines)
 
 
+# -- the pass-through in process ---------------------------------------------------------------
+
+
+class _NoSplice:
+    """Stands in for the lane's splice: every answer is parsed, completed and dumped."""
+
+    def answer(self, *_args: Any) -> None:
+        return None
+
+
+class _Recorder:
+    """A transport stand-in that keeps what is written (``send_now`` takes every line)."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    async def receive(self) -> bytes | None:
+        await asyncio.sleep(3600)
+        return None
+
+    async def send(self, data: bytes) -> None:
+        self.lines.append(data)
+
+    def send_now(self, data: bytes) -> bool:
+        self.lines.append(data)
+        return True
+
+
+async def lane_rows(calls: int, rounds: int) -> list[dict[str, Any]]:
+    """The gateway's own Python per passed-through call, without I/O: the pass-through of
+    ``serve_passing`` on a real host (its server connected), the caller's request lines
+    handed to the gateway engine's read path and the server's answer lines (as
+    ``peers/ours_server.py`` writes them) to the server connection's, :data:`CONCURRENT` at
+    a time; this process's CPU per call, with the answers spliced from the server's line
+    and with the splice turned off (every answer parsed, completed and dumped)."""
+    from typedmcp.engine.jsonrpc import Engine, encode
+    from typedmcp.host import Host
+    from typedmcp.host.fastlane import PassLane
+    from typedmcp.host.fastpath import PassThrough
+    from typedmcp.host.gateway import gateway_options
+    from typedmcp.stateless.router import build_router
+
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    result = {"content": [{"text": ARGUMENTS["text"], "type": "text"}], "resultType": "complete",
+              "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "bench-ours", "version": "1.0.0"}}}
+    requests = [encode({"jsonrpc": "2.0", "id": index, "method": "tools/call",
+                        "params": {"name": "s__echo", "arguments": ARGUMENTS, "_meta": meta}}) for index in range(calls)]
+    cpu: dict[str, list[float]] = {"spliced": [], "parsed": []}
+    async with Host({"s": entry()}) as host:
+        handlers, options, unsubscribe = gateway_options(host)
+        router = build_router(handlers, **options)
+        passage = PassThrough(host, router, handlers)
+        caller = _Recorder()
+        engine = Engine(caller, passage, accept_batches=router.accepts_batches)
+        passage.attach(engine)
+        lane: Any = PassLane(passage)
+        engine.lane = lane
+        upstream = host.server("s").session.engine
+        server, upstream.transport = upstream.transport, _Recorder()
+        splice: Any = getattr(lane, "splice", None)  # (None: a runtime from before the splice)
+        if splice is None:
+            del cpu["spliced"]
+        try:
+            for round_index in range(rounds + 1):
+                for way in cpu:
+                    if splice is not None:
+                        lane.splice = splice if way == "spliced" else _NoSplice()
+                    caller.lines.clear()
+                    began = time.process_time()
+                    for start in range(0, calls, CONCURRENT):
+                        for line in requests[start:start + CONCURRENT]:
+                            engine._receive_now(line)
+                        for upstream_id in range(upstream._next_id - min(CONCURRENT, calls - start) + 1, upstream._next_id + 1):
+                            upstream._receive_now(encode({"jsonrpc": "2.0", "id": upstream_id, "result": result}))
+                    used = (time.process_time() - began) / calls * 1e6
+                    assert len(caller.lines) == calls and json.loads(caller.lines[-1])["result"]["content"][0]["text"] == "hello"
+                    if round_index:
+                        cpu[way].append(used)
+        finally:
+            upstream.transport = server
+            unsubscribe()
+    parsed = statistics.median(cpu["parsed"])
+    spliced = statistics.median(cpu["spliced"]) if "spliced" in cpu else parsed
+    how = (f"{spliced:.2f} us with answers spliced from the server's line, {parsed:.2f} us with every answer "
+           "parsed, completed and dumped" if "spliced" in cpu else f"{parsed:.2f} us (a runtime without the splice)")
+    return [{"row": "gateway pass-through in process (no I/O), CPU us per call", "ours": spliced,
+             "note": f"the gateway's own Python per passed-through call, {CONCURRENT} in flight, in process: "
+                     f"{how} (the timed loop also encodes the server's answer lines, about 1 us a call)"}]
+
+
 async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.quick:
         repeats, calls, rounds = 1, 200, 3
@@ -425,11 +517,14 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         repeats, calls, rounds = 5, 2000, 7
     calls = args.calls or calls
     rounds = args.rounds or rounds
+    if args.lane_only:
+        return await lane_rows(calls * 4, rounds)
     if args.gateway_only:
         return await gateway_rows(calls, rounds)
     rows = await startup_rows(repeats)
     rows += await routing_rows(calls, rounds)
     rows += await gateway_rows(calls, rounds)
+    rows += await lane_rows(calls * 4, rounds)
     return rows
 
 
@@ -438,6 +533,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small samples (CI): under a minute")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--gateway-only", action="store_true", help="the gateway rows alone")
+    parser.add_argument("--lane-only", action="store_true",
+                        help="the pass-through in process alone (CPU per call without I/O)")
     parser.add_argument("--calls", type=int, default=0, help="calls per round (default: 2000, quick 200)")
     parser.add_argument("--rounds", type=int, default=0, help="measured rounds (default: 7, quick 3)")
     args = parser.parse_args()

@@ -210,3 +210,29 @@ async def test_lines_sent_now_in_one_loop_pass_are_one_write_ahead_of_later_send
     await transport.send(b"4")  # a later send writes what is held first
     await asyncio.sleep(0)
     assert writer.writes == [b"1\n2\n", b"3\n", b"4\n"]
+
+
+async def test_one_timer_keeps_the_time_limits_of_servers_with_different_limits(reaper: Any) -> None:
+    """The lane's one timer is set for the soonest deadline: a call to a server with a
+    shorter limit, sent after one to a server with a longer limit, times out first, and so
+    does one sent later still (the timer, once it rang, is set for the soonest left)."""
+    from test_gateway_passthrough import SERVER
+
+    from typedmcp.host import Host
+
+    servers = {"long": {**SERVER, "timeout": 1.5}, "short": {**SERVER, "timeout": 0.2}}
+    async with Host(servers) as host, gateway(host, passing=True) as (lines, passage):
+        began = asyncio.get_running_loop().time()
+        lines.put(call(1, "long__slow", {"label": "long", "seconds": 30}))
+        lines.put(call(2, "short__slow", {"label": "short", "seconds": 30}))
+        await asyncio.sleep(0.1)  # (3's deadline is after 2's, before 1's: the timer is set for it once 2 is answered)
+        lines.put(call(3, "short__slow", {"label": "short again", "seconds": 30}))
+        answered = []
+        for _ in range(3):
+            line = json.loads(await asyncio.wait_for(lines.sent.get(), LIMIT))
+            answered.append((line["id"], asyncio.get_running_loop().time() - began, line["result"]))
+        assert not passage.engine.lane.calls
+    assert [request_id for request_id, _at, _result in answered] == [2, 3, 1]
+    assert answered[1][1] < 1.0 <= answered[2][1]  # each at its own server's limit
+    assert all(result["isError"] is True and "did not answer" in result["content"][0]["text"]
+               for _id, _at, result in answered)

@@ -331,14 +331,14 @@ class Engine(LaneMethods):
             return False
         if "method" not in message:
             if "result" in message or "error" in message or is_request_id(message.get("id")):
-                self._receive_response(message)
+                self._receive_response(message, data)
                 return True
             return False
         request_id: Any = message.get("id")
         method = message["method"]
         params = message.get("params")
         if (
-            not is_request_id(request_id)
+            (type(request_id) is not int and type(request_id) is not str and not is_request_id(request_id))
             or message.get("jsonrpc") != "2.0"
             or type(method) is not str
             or (params is not None and type(params) is not dict)
@@ -578,10 +578,13 @@ class Engine(LaneMethods):
         finally:
             self._forget(request_id, asyncio.current_task())
 
-    def _receive_response(self, message: dict[str, Any]) -> None:
+    def _receive_response(self, message: dict[str, Any], data: bytes | None = None) -> None:
+        """Settle our request's future (or callback) with the response ``message``
+        (parsed from the line ``data``, when the fast read path has it)."""
         request_id = message.get("id")
-        future = self._pending.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
-        if future is None or future.done():
+        future = (self._pending.get(request_id) if type(request_id) is int or is_request_id(request_id)  # type: ignore[arg-type]
+                  else None)
+        if future is None or (type(future) is not _Callback and future.done()):  # (a _Callback waits till it is answered)
             logger.debug("dropped a response for unknown id %s", quoted(request_id))
             return
         has_result, error = "result" in message, message.get("error")
@@ -591,6 +594,9 @@ class Engine(LaneMethods):
         if has_result:
             if type(future) is _Callback:  # answered (request() drops its own future)
                 del self._pending[request_id]  # type: ignore[arg-type]
+                if data is not None:
+                    future.set_line(message, data)
+                    return
             future.set_result(message["result"])
             return
         code = error.get("code") if isinstance(error, dict) else None

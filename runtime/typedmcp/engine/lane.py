@@ -8,9 +8,13 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pydantic_core import to_json
+
 logger = logging.getLogger("typedmcp")
 
 RequestId = str | int
+#: method names as JSON (``_outgoing_json``'s)
+_METHODS: dict[str, bytes] = {}
 
 
 class RequestLane(Protocol):
@@ -36,14 +40,21 @@ class RequestLane(Protocol):
         ...
 
 
+#: Takes a success response as parsed and its line as it came (:meth:`Engine.request_soon`).
+LineAnswer = Callable[[dict[str, Any], bytes], None]
+
+
 class _Callback:
     """A pending request of ours answered by a call (``on_answer(result, error)``) instead
     of a future (:meth:`Engine.request_soon`); the read path treats it as a future."""
 
-    __slots__ = ("_done", "on_answer")
+    __slots__ = ("_done", "on_answer", "on_line")
 
-    def __init__(self, on_answer: Callable[[Any, BaseException | None], None]) -> None:
+    def __init__(
+        self, on_answer: Callable[[Any, BaseException | None], None], on_line: LineAnswer | None = None
+    ) -> None:
         self.on_answer = on_answer
+        self.on_line = on_line
         self._done = False
 
     def done(self) -> bool:
@@ -57,26 +68,64 @@ class _Callback:
         self._done = True
         self.on_answer(None, error)
 
+    def set_line(self, message: dict[str, Any], data: bytes) -> None:
+        """A success response, parsed (``message``) and as it came (``data``, the line the
+        engine's fast read path parsed it from): ``on_line`` takes both, when given."""
+        self._done = True
+        on_line = self.on_line
+        if on_line is None:
+            self.on_answer(message["result"], None)
+        else:
+            on_line(message, data)
+
 
 class LaneMethods:
     """The engine's sends that never wait (a part of :class:`.jsonrpc.Engine`)."""
 
     transport: Any
+    _closed: bool
     _pending: dict[RequestId, Any]
     _sending: set[asyncio.Task[None]]
 
     def _outgoing(self, method: str, params: Any, request_id: RequestId | None) -> tuple[RequestId, bytes]:
         raise NotImplementedError  # (the engine's)
 
+    def new_request_id(self) -> int:
+        raise NotImplementedError  # (the engine's)
+
+    def _outgoing_json(self, method: str, params_json: bytes, request_id: RequestId | None) -> tuple[RequestId, bytes]:
+        """:meth:`_outgoing` for params already written as JSON (as ``encode`` writes them)."""
+        if self._closed:
+            return self._outgoing(method, None, request_id)  # (raises ConnectionClosed)
+        if request_id is None:
+            request_id = self.new_request_id()
+        written_id = b"%d" % request_id if type(request_id) is int else to_json(request_id)
+        written_method = _METHODS.get(method)
+        if written_method is None:
+            if len(_METHODS) >= 64:
+                _METHODS.clear()
+            written_method = _METHODS[method] = to_json(method)
+        return request_id, (b'{"jsonrpc":"2.0","id":' + written_id + b',"method":' + written_method
+                            + b',"params":' + params_json + b"}")
+
     def request_soon(
         self, method: str, params: Any, on_answer: Callable[[Any, BaseException | None], None],
-        *, request_id: RequestId | None = None,
+        *, request_id: RequestId | None = None, on_line: LineAnswer | None = None,
+        params_json: bytes | None = None,
     ) -> RequestId:
         """Send a request without waiting: ``on_answer(result, None)`` or ``on_answer(None,
         error)`` is called (once, from the read path) when its response arrives or the
-        connection ends; :meth:`forget_request` drops it first. Returns its id."""
-        request_id, data = self._outgoing(method, params, request_id)
-        self._pending[request_id] = _Callback(on_answer)
+        connection ends; :meth:`forget_request` drops it first. Returns its id.
+
+        With ``on_line``, a success response that the transport's fast read path hands
+        over as a line goes to ``on_line(message, line)`` instead (the parsed message and
+        the line's bytes, to relay as they came); ``on_answer`` still takes the rest.
+        ``params_json``: ``params`` as ``encode`` writes them, when the caller has that at hand."""
+        if params_json is None:
+            request_id, data = self._outgoing(method, params, request_id)
+        else:
+            request_id, data = self._outgoing_json(method, params_json, request_id)
+        self._pending[request_id] = _Callback(on_answer, on_line)
         self.send_soon(data)
         return request_id
 
@@ -104,4 +153,4 @@ class LaneMethods:
             logger.exception("could not send a message")
 
 
-__all__ = ["LaneMethods", "RequestLane"]
+__all__ = ["LaneMethods", "LineAnswer", "RequestLane"]

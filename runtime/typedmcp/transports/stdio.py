@@ -112,6 +112,7 @@ class LineTransport:
         self.process: asyncio.subprocess.Process | None = None  # set by spawn
         self.closed_reason: str | None = None  # what the engine tells requests left waiting
         self._held: list[bytes] | None = None  # lines send_now writes at the end of this loop pass
+        self._loop: asyncio.AbstractEventLoop | None = None  # (send_now's, found once)
 
     def set_consumer(self, consumer: Consumer | None) -> bool:
         """Let ``consumer`` take lines as they arrive while :meth:`receive` waits (see
@@ -190,7 +191,10 @@ class LineTransport:
         if transport is None or transport.is_closing() or transport.get_write_buffer_size():
             return False
         self._held = [data]
-        asyncio.get_running_loop().call_soon(self._write_held)
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        loop.call_soon(self._write_held)
         return True
 
     def _write_held(self) -> None:
