@@ -169,6 +169,31 @@ def test_wheel_carries_licence_metadata(wheel: Path) -> None:
     assert {"License-File: LICENSE", "License-File: schema/LICENSE"} <= set(metadata.splitlines())
 
 
+def test_an_old_checkouts_file_list_adds_nothing_to_the_runtimes_sdist(tmp_path: Path) -> None:
+    """A checkout installed while ``mcp_generated`` was mapped to ``../generated`` keeps a
+    ``typedmcp.egg-info/SOURCES.txt`` naming those files, which setuptools re-reads: the
+    sdist must neither copy them beside ``runtime/`` nor pack them a second time."""
+    ignore = shutil.ignore_patterns("*.egg-info", "build", "__pycache__")
+    shutil.copytree(REPO_ROOT / "runtime", tmp_path / "runtime", ignore=ignore, symlinks=True)
+    shutil.copytree(REPO_ROOT / "generated", tmp_path / "generated", ignore=ignore)
+    stale = tmp_path / "runtime" / "typedmcp.egg-info"
+    stale.mkdir()
+    (stale / "SOURCES.txt").write_text(
+        "pyproject.toml\n../generated/mcp_generated/__init__.py\n../generated/mcp_generated/py.typed\n"
+    )
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path / "dist"),
+         str(tmp_path / "runtime")],
+        check=True, capture_output=True, timeout=300,
+    )
+    assert not (tmp_path / "runtime" / "generated").exists()
+    (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    assert not any("/../" in name or "/generated/" in name for name in names)
+    assert names.count("typedmcp-0.3.0/mcp_generated/__init__.py") == 1
+
+
 def test_the_sdists_build_wheels_that_install_alone_in_a_fresh_venv(
     generator_dists: tuple[Path, Path], runtime_dists: tuple[Path, Path], tmp_path: Path
 ) -> None:
