@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 def is_noise(line: str) -> bool:
@@ -21,12 +21,14 @@ def is_noise(line: str) -> bool:
     return line.startswith("WARNING: Location ") and " is ignored" in line
 
 
-def run_quietly(argv: Sequence[str], *, cwd: str | None = None) -> int:
-    """Run ``argv``, print its output without pip's location warnings, and return its exit
-    status."""
+def run_quietly(
+    argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None
+) -> int:
+    """Run ``argv`` (in ``cwd``, with ``env``: default this process's), print its output
+    without pip's location warnings, and return its exit status."""
     try:
         process = subprocess.Popen(
-            list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            list(argv), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, errors="replace",
         )
     except OSError as error:

@@ -89,9 +89,9 @@ def median(samples: Sequence[float]) -> float:
 
 
 def schema_dir_from(option: str | None) -> Path:
-    """``--schema-dir``, else ``$MCP_CODEGEN_SCHEMA_DIR``, else ``../shared/mcp-spec``."""
+    """``--schema-dir``, else ``$MCP_CODEGEN_SCHEMA_DIR``, else the repository's ``schema/``."""
     configured = option or os.environ.get("MCP_CODEGEN_SCHEMA_DIR")
-    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "mcp-spec"
+    path = Path(configured) if configured else REPO_ROOT / "schema"
     if not all((path / revision / "schema.json").is_file() for revision in RELEASED):
         sys.exit(
             f"official schemas not found under {path}; pass --schema-dir or set MCP_CODEGEN_SCHEMA_DIR"

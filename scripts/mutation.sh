@@ -43,7 +43,6 @@ done
 
 # the tests' own commands (python -m pytest) run from this venv
 export PATH="$PWD/$BIN:$PATH"
-export MCP_CODEGEN_SCHEMA_DIR=${MCP_CODEGEN_SCHEMA_DIR:-../shared/mcp-spec}
 mkdir -p "$OUT"
 trap 'git checkout -- $MUTATED' EXIT  # an interrupted run leaves no mutant behind
 total_start=$(date +%s)

@@ -32,7 +32,7 @@ _counter = itertools.count()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolve a relative ``MCP_CODEGEN_SCHEMA_DIR`` (the README's ``../shared/mcp-spec``)
+    """Resolve a relative ``MCP_CODEGEN_SCHEMA_DIR`` (another copy of the official schemas)
     once, against the folder pytest was started from: tests change directory and start
     programs elsewhere, which would read it against their own folder."""
     configured = os.environ.get("MCP_CODEGEN_SCHEMA_DIR")
@@ -42,22 +42,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def official_spec_dir() -> Path:
-    """``$MCP_CODEGEN_SCHEMA_DIR``, else ``../shared/mcp-spec`` beside the repository."""
+    """The official schemas and test vectors (``<revision>/schema.json``, ``<revision>/examples/``,
+    ``draft/``): ``$MCP_CODEGEN_SCHEMA_DIR`` when set, else the repository's own ``schema/``,
+    where they are vendored (``schema/SHA256SUMS`` pins them)."""
     configured = os.environ.get("MCP_CODEGEN_SCHEMA_DIR")
-    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "mcp-spec"
+    return Path(configured) if configured else REPO_ROOT / "schema"
 
 
 @pytest.fixture(scope="session")
 def spec_dir() -> Path:
     path = official_spec_dir()
     if not (path / "2025-06-18" / "schema.json").is_file():
-        pytest.fail(f"official schemas not found at {path}; set MCP_CODEGEN_SCHEMA_DIR")
+        pytest.fail(
+            f"official schemas not found at {path} (no 2025-06-18/schema.json); unset "
+            "MCP_CODEGEN_SCHEMA_DIR to use the repository's schema/, or point it at a folder "
+            "laid out like it"
+        )
     return path
 
 
 @pytest.fixture(scope="session")
 def offline_source(spec_dir: Path) -> SchemaSource:
-    """Schemas from the shared folder only: no cache, no download."""
+    """Schemas from the official folder only: no cache, no download."""
     return SchemaSource(schema_dir=spec_dir, cache_dir=None, allow_download=False)
 
 

@@ -1,14 +1,16 @@
 """CI runs what the README tells a contributor to run, and a failure anywhere fails it.
 
-``.ci/readme_commands.py`` runs the commands of the README's first ``bash`` block verbatim;
-``.ci/quiet.py`` runs one command without pip's "WARNING: Location ... is ignored" lines and
-keeps its exit status. Both are exercised as real subprocesses on throwaway READMEs; the
-README's test command itself runs here with its relative ``MCP_CODEGEN_SCHEMA_DIR``.
+``.ci/readme_commands.py`` runs the commands of the README's first ``bash`` block verbatim,
+in a fresh clone alone in an empty folder; ``.ci/quiet.py`` runs one command without pip's
+"WARNING: Location ... is ignored" lines and keeps its exit status. Both are exercised as real
+subprocesses on throwaway READMEs (and a throwaway repository); the tests find the official
+schemas with no ``MCP_CODEGEN_SCHEMA_DIR`` (the repository's ``schema/``) or a relative one.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,20 +42,36 @@ def readme(tmp_path: Path, text: str) -> Path:
 # -- the README's test command, exactly as written ------------------------------------------
 
 
-def test_the_readme_test_command_works_with_its_relative_schema_dir() -> None:
-    """``MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec pytest``: the tests that change directory
-    (the CLI's, in a temporary folder) must still find the schemas."""
+SCHEMA_TESTS = (
+    "tests/test_cli.py::test_sha256_mismatch",  # changes directory
+    "tests/test_cli.py::test_latest_resolves_to_2026_07_28",
+    "tests/test_cli.py::test_a_changed_draft_generates_with_a_notice",  # the vendored draft
+)
+
+
+def test_the_tests_find_the_official_schemas_with_no_schema_dir_set() -> None:
+    """The README's test command names no folder: the tests read the repository's schema/."""
+    environment = {k: v for k, v in os.environ.items() if k != "MCP_CODEGEN_SCHEMA_DIR"}
+    result = run(
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SCHEMA_TESTS,
+        env=environment, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "3 passed" in result.stdout
+
+
+def test_a_relative_schema_dir_is_read_against_the_folder_pytest_started_in() -> None:
+    """``MCP_CODEGEN_SCHEMA_DIR=<relative> pytest``: the tests that change directory (the
+    CLI's, in a temporary folder) must still find the schemas."""
     relative = os.path.relpath(official_spec_dir(), REPO_ROOT)
     assert not os.path.isabs(relative)
     environment = {**os.environ, "MCP_CODEGEN_SCHEMA_DIR": relative}
     result = run(
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "tests/test_cli.py::test_sha256_mismatch",
-        "tests/test_cli.py::test_latest_resolves_to_2026_07_28",
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SCHEMA_TESTS,
         env=environment, timeout=300,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
 
 
 def test_the_readme_setup_block_holds_the_two_commands_ci_runs() -> None:
@@ -65,8 +83,77 @@ def test_the_readme_setup_block_holds_the_two_commands_ci_runs() -> None:
     assert install.startswith("{ { command -v redis-server && command -v haproxy; }")
     assert "apt-get install -y -q redis-server haproxy; }; } && python3 -m venv .venv && " in install
     assert "&& .venv/bin/pip install -e ./runtime -e '.[dev]' &&" in install
-    assert install.endswith("MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/mcp-codegen --all")
-    assert tests == "MCP_CODEGEN_SCHEMA_DIR=../shared/mcp-spec .venv/bin/pytest -n auto --dist loadfile"
+    assert install.endswith("&& .venv/bin/mcp-codegen --all")
+    assert tests == ".venv/bin/pytest -n auto --dist loadfile"
+    # no folder outside the repository: a clone with nothing beside it runs them
+    for command in commands:
+        assert "../" not in command and "MCP_CODEGEN_SCHEMA_DIR" not in command, command
+
+
+def test_ci_runs_the_readme_commands_in_a_fresh_clone_with_no_schema_dir() -> None:
+    """.ci/run names no schema folder (the repository has its own) and runs the README's
+    commands as a new user would, in a fresh clone (no ``--in-place``)."""
+    script = (REPO_ROOT / ".ci" / "run").read_text()
+    assert "MCP_CODEGEN_SCHEMA_DIR" not in script and "shared" not in script
+    runs = [line.strip() for line in script.splitlines() if line.startswith("python3 .ci/readme_commands.py")]
+    assert runs == ["python3 .ci/readme_commands.py"]
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=ci", "-c", "user.email=ci@example.com", *args],
+        cwd=cwd, check=True, capture_output=True, timeout=60,
+    )
+
+
+def test_readme_commands_run_in_a_fresh_clone_of_head_alone_in_an_empty_folder(tmp_path: Path) -> None:
+    """The committed README's commands run in a clone of the HEAD commit, which has no
+    sibling folder, no uncommitted file and no ``MCP_CODEGEN_SCHEMA_DIR``; the clone is
+    removed after success."""
+    repository = tmp_path / "project"
+    repository.mkdir()
+    (tmp_path / "shared").mkdir()  # a sibling the clone must not see
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    readme(repository, (
+        "```bash\n"
+        f"echo \"$PWD\" > {seen}/where.txt && ls -A .. > {seen}/siblings.txt\n"
+        f"ls > {seen}/files.txt && echo \"${{MCP_CODEGEN_SCHEMA_DIR-unset}}\" > {seen}/schema_dir.txt\n"
+        "```\n"
+    ))
+    (repository / "committed.txt").write_text("in the commit\n")
+    git("init", "-q", cwd=repository)
+    git("add", "-A", cwd=repository)
+    git("commit", "-q", "-m", "first", cwd=repository)
+    (repository / "uncommitted.txt").write_text("only in the working tree\n")
+    (repository / "README.md").write_text("```bash\ntouch " + str(seen / "working-tree-readme-ran") + "\n```\n")
+    environment = {**os.environ, "MCP_CODEGEN_SCHEMA_DIR": str(tmp_path / "shared")}
+    result = run(sys.executable, README_COMMANDS, "--readme", repository / "README.md", env=environment)
+    assert result.returncode == 0, result.stdout + result.stderr
+    where = Path((seen / "where.txt").read_text().strip())
+    assert where.name == "project" and where != repository
+    assert (seen / "siblings.txt").read_text().split() == ["project"]  # alone in its folder
+    assert (seen / "files.txt").read_text().split() == ["README.md", "committed.txt"]
+    assert (seen / "schema_dir.txt").read_text().strip() == "unset"
+    assert not (seen / "working-tree-readme-ran").exists()  # the commit's README ran
+    assert not where.exists() and not where.parent.exists()  # removed after success
+
+
+def test_readme_commands_keep_a_failed_clone_and_refuse_a_readme_outside_git(tmp_path: Path) -> None:
+    repository = tmp_path / "project"
+    repository.mkdir()
+    readme(repository, "```bash\nexit 4\n```\n")
+    outside = run(sys.executable, README_COMMANDS, "--readme", repository / "README.md")
+    assert outside.returncode == 1
+    assert "not in a git repository" in outside.stderr and "--in-place" in outside.stderr
+    git("init", "-q", cwd=repository)
+    git("add", "-A", cwd=repository)
+    git("commit", "-q", "-m", "first", cwd=repository)
+    failed = run(sys.executable, README_COMMANDS, "--readme", repository / "README.md")
+    assert failed.returncode == 4
+    kept = Path(failed.stderr.split("the clone is kept for a look: ")[1].split()[0])
+    assert (kept / "README.md").is_file() and kept != repository
+    shutil.rmtree(kept.parent)
 
 
 # -- .ci/readme_commands.py -------------------------------------------------------------------
@@ -81,7 +168,7 @@ def test_readme_commands_run_verbatim_in_order_from_the_readme_folder(tmp_path: 
         "GREETING=hello sh -c 'echo \"$GREETING\" >> order.txt'\n"
         "```\n\n```bash\necho later blocks are not run > later.txt\n```\n"
     ))
-    result = run(sys.executable, README_COMMANDS, "--readme", path, cwd=REPO_ROOT)
+    result = run(sys.executable, README_COMMANDS, "--in-place", "--readme", path, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "order.txt").read_text() == "first\nhello\n"
     assert (tmp_path / "where.txt").read_text().strip() == str(tmp_path)
@@ -91,28 +178,28 @@ def test_readme_commands_run_verbatim_in_order_from_the_readme_folder(tmp_path: 
 
 def test_readme_commands_fail_without_a_bash_block(tmp_path: Path) -> None:
     path = readme(tmp_path, "# demo\n\n```sh\necho not bash\n```\n")
-    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    result = run(sys.executable, README_COMMANDS, "--in-place", "--readme", path)
     assert result.returncode != 0
     assert "no ```bash block" in result.stderr and str(path) in result.stderr
 
 
 def test_readme_commands_fail_on_an_empty_bash_block(tmp_path: Path) -> None:
     path = readme(tmp_path, "```bash\n# only a comment\n```\n")
-    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    result = run(sys.executable, README_COMMANDS, "--in-place", "--readme", path)
     assert result.returncode != 0
     assert "no command" in result.stderr
 
 
 def test_readme_commands_fail_on_an_unclosed_bash_block(tmp_path: Path) -> None:
     path = readme(tmp_path, "```bash\necho one\n")
-    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    result = run(sys.executable, README_COMMANDS, "--in-place", "--readme", path)
     assert result.returncode != 0
     assert "not closed" in result.stderr
 
 
 def test_a_failing_readme_command_fails_the_run_and_stops_it(tmp_path: Path) -> None:
     path = readme(tmp_path, "```bash\nfalse && echo never\necho after > after.txt\n```\n")
-    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    result = run(sys.executable, README_COMMANDS, "--in-place", "--readme", path)
     assert result.returncode == 1
     assert "failed (exit 1): false && echo never" in result.stderr
     assert not (tmp_path / "after.txt").exists()
@@ -120,7 +207,7 @@ def test_a_failing_readme_command_fails_the_run_and_stops_it(tmp_path: Path) -> 
 
 def test_a_readme_command_failing_inside_a_pipe_fails_the_run(tmp_path: Path) -> None:
     path = readme(tmp_path, "```bash\nexit 3 | cat\n```\n")
-    result = run(sys.executable, README_COMMANDS, "--readme", path)
+    result = run(sys.executable, README_COMMANDS, "--in-place", "--readme", path)
     assert result.returncode == 3
 
 

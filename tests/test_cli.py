@@ -584,7 +584,7 @@ def http_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ser
     thread.start()
     monkeypatch.delenv(OFFLINE_ENV)
     # as for a pinned revision the package does not ship (one pinned after this release)
-    monkeypatch.setattr(load, "shipped_schema_path", lambda revision: None)
+    monkeypatch.setattr(load, "shipped_schema_path", lambda pin: None)
     for name in ("no_proxy", "NO_PROXY"):
         monkeypatch.setenv(name, "*")
     try:

@@ -314,12 +314,17 @@ def test_unreadable_schema_file_is_a_codegen_error(tmp_path: Path) -> None:
 def test_every_released_revision_is_shipped_with_the_upstream_licence(spec_dir: Path) -> None:
     pins = load_pins()
     for pin in pins.released:
-        shipped = load.shipped_schema_path(pin.revision)
+        shipped = load.shipped_schema_path(pin)
         assert shipped is not None, pin.revision
         raw = shipped.read_bytes()
         assert hashlib.sha256(raw).hexdigest() == pin.sha256
         assert raw == (spec_dir / pin.revision / "schema.json").read_bytes()
-    assert load.shipped_schema_path("draft") is None  # draft moves upstream: never shipped
+    draft = pins.find("draft")
+    assert draft is not None and draft.floating
+    # draft moves upstream: never shipped, though this checkout's schema/ (which an editable
+    # install reads as the package's) holds a copy of it among the official test vectors
+    assert (REPO_SCHEMA / "draft" / "schema.json").is_file()
+    assert load.shipped_schema_path(draft) is None
     assert (REPO_SCHEMA / "LICENSE").read_bytes() == (spec_dir / "LICENSE").read_bytes()
 
 
@@ -327,9 +332,12 @@ def test_shipped_schema_needs_no_schema_dir_cache_or_network(
     tmp_path: Path, download: FakeDownload
 ) -> None:
     source = SchemaSource(None, None, tmp_path / "cache", False)
-    loaded = load_schema("2025-06-18", load_pins(), source)
+    pins = load_pins()
+    loaded = load_schema("2025-06-18", pins, source)
     assert loaded.pinned and loaded.revision == "2025-06-18"
-    assert loaded.origin == f"{load.shipped_schema_path('2025-06-18')} (shipped with mcp-codegen)"
+    pin = pins.find("2025-06-18")
+    assert pin is not None
+    assert loaded.origin == f"{load.shipped_schema_path(pin)} (shipped with mcp-codegen)"
     assert download.urls == [] and not (tmp_path / "cache").exists()
 
 
@@ -361,7 +369,7 @@ def test_a_corrupt_shipped_schema_is_refused_with_reinstall_advice(
 ) -> None:
     corrupt = tmp_path / "schema.json"
     corrupt.write_bytes((spec_dir / "2025-06-18" / "schema.json").read_bytes() + b" ")
-    monkeypatch.setattr(load, "shipped_schema_path", lambda revision: corrupt)
+    monkeypatch.setattr(load, "shipped_schema_path", lambda pin: corrupt)
     with pytest.raises(CodegenError, match="does not match the pin") as caught:
         load_schema("2025-06-18", load_pins(), SchemaSource(None, None, None, False))
     assert str(corrupt) in caught.value.problem

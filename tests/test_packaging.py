@@ -9,52 +9,63 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from conftest import RELEASED, REPO_ROOT
+from venv_support import clean_environment, fresh_venv
+
+
+def build_sdist_then_wheel(source: Path, out: Path) -> tuple[Path, Path]:
+    """``python -m build`` as a user runs it: the sdist, then the wheel built from that sdist
+    (not from the tree), into ``out``. Without build isolation (this venv's setuptools and
+    build, from the ``dev`` extra), so offline."""
+    subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)],
+        check=True, capture_output=True, timeout=600,
+    )
+    (sdist,) = out.glob("*.tar.gz")
+    (built,) = out.glob("*.whl")
+    return sdist, built
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The generator's wheel, built from a copy of what its pyproject.toml packages (so no
-    stale ``build/`` folder in the checkout can slip into it)."""
-    out = tmp_path_factory.mktemp("wheel")
+def generator_dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The generator's sdist and the wheel built from it, from a copy of what its
+    pyproject.toml packages (so no stale ``build/`` or ``*.egg-info`` in the checkout can slip
+    into them)."""
     source = tmp_path_factory.mktemp("generator-source")
     ignore = shutil.ignore_patterns("*.egg-info", "build", "__pycache__")
     for folder in ("codegen", "schema", "templates"):
         shutil.copytree(REPO_ROOT / folder, source / folder, ignore=ignore)
     for file in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(REPO_ROOT / file, source / file)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("typedmcp_codegen-*.whl")
-    return built
+    return build_sdist_then_wheel(source, tmp_path_factory.mktemp("generator-dist"))
 
 
 @pytest.fixture(scope="module")
-def runtime_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The runtime's wheel, built from a copy of ``runtime/`` and the ``generated/`` it
-    ships (so no stale ``build/`` folder in the checkout can slip into it)."""
-    out = tmp_path_factory.mktemp("runtime-wheel")
+def wheel(generator_dists: tuple[Path, Path]) -> Path:
+    return generator_dists[1]
+
+
+@pytest.fixture(scope="module")
+def runtime_dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The runtime's sdist and the wheel built from it, from a copy of ``runtime/`` (its
+    ``mcp_generated`` symlink kept as a symlink) and the ``generated/`` it points at."""
     source = tmp_path_factory.mktemp("runtime-source")
     ignore = shutil.ignore_patterns("*.egg-info", "build", "__pycache__")
-    shutil.copytree(REPO_ROOT / "runtime", source / "runtime", ignore=ignore)
+    shutil.copytree(REPO_ROOT / "runtime", source / "runtime", ignore=ignore, symlinks=True)
     shutil.copytree(REPO_ROOT / "generated", source / "generated", ignore=ignore)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
-         str(source / "runtime")],
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("typedmcp-*.whl")
-    return built
+    assert (source / "runtime" / "mcp_generated").is_symlink()
+    return build_sdist_then_wheel(source / "runtime", tmp_path_factory.mktemp("runtime-dist"))
+
+
+@pytest.fixture(scope="module")
+def runtime_wheel(runtime_dists: tuple[Path, Path]) -> Path:
+    return runtime_dists[1]
 
 
 def metadata_of(wheel: Path) -> list[str]:
@@ -134,6 +145,8 @@ def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> Non
     names = set(archive.namelist())
     shipped = sorted(n for n in names if n.endswith("/schema.json") and "/extensions/" not in n)
     assert shipped == [f"typedmcp_codegen/schema/{revision}/schema.json" for revision in RELEASED]
+    # the official test vectors beside them in schema/ are the repository's, not package data
+    assert not any("/examples/" in n or "/draft/" in n or n.endswith("SHA256SUMS") for n in names)
     for revision in RELEASED:
         data = archive.read(f"typedmcp_codegen/schema/{revision}/schema.json")
         assert data == (REPO_ROOT / "schema" / revision / "schema.json").read_bytes()
@@ -156,94 +169,99 @@ def test_wheel_carries_licence_metadata(wheel: Path) -> None:
     assert {"License-File: LICENSE", "License-File: schema/LICENSE"} <= set(metadata.splitlines())
 
 
-def test_installed_wheel_generates_offline_from_its_own_schemas(
-    wheel: Path, runtime_wheel: Path, tmp_path: Path
+def test_an_old_checkouts_file_list_adds_nothing_to_the_runtimes_sdist(tmp_path: Path) -> None:
+    """A checkout installed while ``mcp_generated`` was mapped to ``../generated`` keeps a
+    ``typedmcp.egg-info/SOURCES.txt`` naming those files, which setuptools re-reads: the
+    sdist must neither copy them beside ``runtime/`` nor pack them a second time."""
+    ignore = shutil.ignore_patterns("*.egg-info", "build", "__pycache__")
+    shutil.copytree(REPO_ROOT / "runtime", tmp_path / "runtime", ignore=ignore, symlinks=True)
+    shutil.copytree(REPO_ROOT / "generated", tmp_path / "generated", ignore=ignore)
+    stale = tmp_path / "runtime" / "typedmcp.egg-info"
+    stale.mkdir()
+    (stale / "SOURCES.txt").write_text(
+        "pyproject.toml\n../generated/mcp_generated/__init__.py\n../generated/mcp_generated/py.typed\n"
+    )
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path / "dist"),
+         str(tmp_path / "runtime")],
+        check=True, capture_output=True, timeout=300,
+    )
+    assert not (tmp_path / "runtime" / "generated").exists()
+    (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    assert not any("/../" in name or "/generated/" in name for name in names)
+    assert names.count("typedmcp-0.3.0/mcp_generated/__init__.py") == 1
+
+
+def test_the_sdists_build_wheels_that_install_alone_in_a_fresh_venv(
+    generator_dists: tuple[Path, Path], runtime_dists: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """Right after ``pip install``: no schema dir, no cache, no network, a fresh venv."""
-    venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    """Both sdists hold what their wheels need (the runtime's, the generated packages, as
+    files); the wheels built from them install by name from a folder of wheels into a fresh
+    venv with no checkout on its path, their dependencies met by what is installed (pip
+    reads the metadata: the generator's ``typedmcp==0.3.0`` is the runtime's wheel), then
+    import and generate offline: no schema dir, no cache, no network."""
+    (generator_sdist, _), (runtime_sdist, _) = generator_dists, runtime_dists
+    with tarfile.open(runtime_sdist) as archive:
+        members = {member.name.split("/", 1)[1]: member for member in archive.getmembers() if "/" in member.name}
+    generated = sorted(
+        path.relative_to(REPO_ROOT / "generated").as_posix()
+        for path in (REPO_ROOT / "generated" / "mcp_generated").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
     )
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        ).stdout.strip()
-    )
-    # The dependencies (pydantic, black, ...) are this environment's, read through a .pth
-    # line (which does not run this environment's editable-install hook); mcp-codegen itself
-    # and its runtime are installed from their wheels, without an index.
-    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-index",
-            str(wheel),
-            str(runtime_wheel),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    environment = {
-        key: value for key, value in os.environ.items() if not key.startswith("MCP_CODEGEN")
-    }
-    environment.update(
-        MCP_CODEGEN_OFFLINE="1",
-        MCP_CODEGEN_CACHE_DIR=str(tmp_path / "cache"),
-        PYTHONPATH="",
-        PYTHONNOUSERSITE="1",
-    )
+    assert [name for name in generated if name not in members] == []
+    assert all(members[name].isfile() for name in generated)  # files, not a symlink
+    with tarfile.open(generator_sdist) as archive:
+        names = archive.getnames()
+    assert any(name.endswith("/schema/2025-06-18/schema.json") for name in names)
+    assert not any("/examples/" in name or "/draft/" in name for name in names)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for _, built in (generator_dists, runtime_dists):
+        shutil.copy2(built, wheels)
+
+    venv = fresh_venv(tmp_path / "venv", tmp_path / "borrowed")
+    installed = venv.pip_install("--find-links", str(wheels), "typedmcp-codegen")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "Successfully installed typedmcp-0.3.0 typedmcp-codegen-0.3.0" in installed.stdout
+    python, site, environment = venv.python, venv.site, clean_environment()
+
+    environment.update(MCP_CODEGEN_OFFLINE="1", MCP_CODEGEN_CACHE_DIR=str(tmp_path / "cache"))
     work = tmp_path / "work"
     work.mkdir()
-    generated = subprocess.run(
-        [str(venv / "bin" / "mcp-codegen"), "--version", "2025-06-18", "--out", "x"],
-        cwd=work,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    generate = subprocess.run(
+        [str(venv.root / "bin" / "mcp-codegen"), "--version", "2025-06-18", "--out", "x"],
+        cwd=work, env=environment, capture_output=True, text=True, timeout=300, check=False,
     )
-    assert generated.returncode == 0, generated.stderr
+    assert generate.returncode == 0, generate.stderr
     assert not (tmp_path / "cache").exists()
     used = subprocess.run(
-        [
-            str(python),
-            "-c",
-            "import typedmcp_codegen, x\n"
-            "from x import models\n"
-            "result = models.CallToolResult(content=[models.TextContent(text='hi')])\n"
-            "print(typedmcp_codegen.__file__)\n"
-            "print(x.PROTOCOL_VERSION, x.SCHEMA_SHA256)\n"
-            "print(result.model_dump_json())\n",
-        ],
-        cwd=work,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        [str(python), "-c",
+         "import sys, typedmcp, typedmcp_codegen, mcp_generated, x\n"
+         "from mcp_generated.v2026_07_28 import client\n"
+         "from x import models\n"
+         "result = models.CallToolResult(content=[models.TextContent(text='hi')])\n"
+         "print(typedmcp.__file__, typedmcp_codegen.__file__, mcp_generated.__file__, client.__file__)\n"
+         "print(x.PROTOCOL_VERSION, x.SCHEMA_SHA256)\n"
+         "print(result.model_dump_json())\n"
+         "print(*sys.path)\n"],
+        cwd=work, env=environment, capture_output=True, text=True, timeout=120, check=False,
     )
     assert used.returncode == 0, used.stderr
-    installed_at, version_line, dumped = used.stdout.splitlines()
-    assert installed_at.startswith(str(site)), "the test must run the installed wheel"
+    files, version_line, dumped, path = used.stdout.splitlines()
+    assert all(file.startswith(str(site)) for file in files.split()), files  # the installed wheels
+    assert not any(entry.startswith(str(REPO_ROOT)) for entry in path.split()), path  # no checkout
     assert version_line.split() == [
         "2025-06-18",
         "af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01",
     ]
     assert dumped == '{"content":[{"text":"hi","type":"text"}]}'
+    host = subprocess.run(
+        [str(venv.root / "bin" / "mcp-host"), "--help"], cwd=work, env=environment,
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert host.returncode == 0 and "usage" in host.stdout.lower(), host.stdout + host.stderr
 
 
 def test_installed_generator_works_outside_the_repository(

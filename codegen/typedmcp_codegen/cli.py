@@ -328,7 +328,7 @@ def _print_list(pins: PinTable) -> None:
     """One header row, then one row per known revision (``draft`` floats: no sha256)."""
     rows = [LIST_COLUMNS]
     for pin in pins.pins:
-        notes = ["shipped"] if shipped_schema_path(pin.revision) is not None else []
+        notes = ["shipped"] if shipped_schema_path(pin) is not None else []
         if pin.revision == pins.latest:
             notes.append("latest")
         if not pin.released:

@@ -155,9 +155,16 @@ def default_cache_dir() -> Path:
     return Path(base) / "mcp-codegen"
 
 
-def shipped_schema_path(revision: str) -> Traversable | None:
-    """The schema of ``revision`` shipped inside the package, if it is one of those."""
-    candidate = resources.files(SHIPPED_PACKAGE).joinpath(revision).joinpath("schema.json")
+def shipped_schema_path(pin: Pin) -> Traversable | None:
+    """The schema of a pinned revision shipped inside the package, if it is one of those.
+
+    A floating revision (``draft``) is never shipped: its bytes move upstream. (An editable
+    install reads the repository's ``schema/``, which also holds a copy of the draft as a
+    test vector; that copy is not the package's.)
+    """
+    if pin.floating:
+        return None
+    candidate = resources.files(SHIPPED_PACKAGE).joinpath(pin.revision).joinpath("schema.json")
     return candidate if candidate.is_file() else None
 
 
@@ -293,8 +300,8 @@ def _find_bytes(name: str, pin: Pin | None, source: SchemaSource) -> tuple[bytes
             )
         tried.append(f"{candidate} (missing)")
     assert pin is not None
-    if pin.sha256 is not None and source.use_shipped:
-        shipped = shipped_schema_path(name)
+    if source.use_shipped:
+        shipped = shipped_schema_path(pin)
         if shipped is not None:
             return shipped.read_bytes(), f"{shipped}{SHIPPED_SUFFIX}"
     if pin.sha256 is not None and source.cache_dir is not None:
