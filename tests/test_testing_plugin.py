@@ -238,3 +238,13 @@ def test_stdio_serves_an_app_of_a_script_run_as_main(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "{'result': 'pong'}\n"
+
+
+def test_a_script_that_connects_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    unguarded = USER_SCRIPT.replace('if __name__ == "__main__":', "if True:")
+    (tmp_path / "script.py").write_text(unguarded)
+    result = subprocess.run(
+        [sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode != 0
+    assert "put the code that connects under `if __name__ == \"__main__\":`" in result.stderr, result.stderr

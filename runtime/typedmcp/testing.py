@@ -172,17 +172,22 @@ def stdio_command(server: object, server_options: dict[str, Any] | None = None) 
 
 
 def locate(server: object) -> tuple[str, str]:
-    """(the module, or the file of a ``__main__`` module, that binds ``server`` at module
-    level; the name it binds). Raises :class:`ServerNotFound` saying what to do instead."""
-    seen: list[ModuleType] = []
+    """(the module that binds ``server`` at module level, or the file of the ``__main__``
+    module when no other does; the name it binds). Raises :class:`ServerNotFound` saying
+    what to do instead."""
+    modules = [module for module in list(sys.modules.values()) if isinstance(module, ModuleType)]
     home = sys.modules.get(type(server).__module__)
-    if home is not None:
-        seen.append(home)
-    seen.extend(module for module in list(sys.modules.values()) if module is not home)
-    for module in seen:
+    ordered = sorted(modules, key=lambda module: (module.__name__ == "__main__", module is not home))
+    for module in ordered:
         name = _binding(module, server)
         if name is None:
             continue
+        if module.__name__ == CHILD_RUN_NAME:
+            raise ServerNotFound(
+                "this is the child process of transport='stdio', which runs the script "
+                "again to find the server, and the script connects again: put the code "
+                "that connects under `if __name__ == \"__main__\":` (as for multiprocessing)"
+            )
         if module.__name__ != "__main__":
             return module.__name__, name
         file = getattr(module, "__file__", None)
