@@ -29,7 +29,8 @@ class MethodNotFound(Exception):
 
 class ToolError(Exception):
     """Raise from a ``tools/call`` handler for a failure the model should read: the call is
-    answered with ``isError: true`` and this message as its text, in every revision.
+    answered with ``isError: true`` and this message as its text, in every revision. From
+    an ``McpApp`` resource or prompt, the request fails (-32603) with this message.
 
     Any other exception from a handler is a bug: it is logged with its traceback and the
     peer gets -32603 ("Internal error"), with nothing of the exception in it.
