@@ -547,3 +547,65 @@ async def test_a_resource_or_prompt_raising_tool_error_sends_its_message(
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "Weather.\n\nArgs:\n    citty: The city.\n    days: How many.",
+        "Weather.\n\nParameters\n----------\ncitty : str\n    The city.",
+        "Weather.\n\n:param citty: The city.",
+    ],
+    ids=["google", "numpy", "sphinx"],
+)
+def test_a_docstring_entry_naming_no_parameter_is_a_declaration_error(doc: str) -> None:
+    app = McpApp("t")
+
+    def weather(city: str, ctx: Context, days: int = 1) -> str:
+        return city
+
+    weather.__doc__ = doc
+    with pytest.raises(DeclarationError) as refused:
+        app.tool()(weather)
+    assert "describes 'citty', which is not one of its parameters (city, ctx, days); rename it to 'city'" in str(refused.value)
+    for declare in (app.prompt(), app.resource("w://{city}")):
+        with pytest.raises(DeclarationError, match="describes 'citty'"):
+            declare(lambda_of(doc))
+
+
+def test_a_docstring_entry_like_no_parameter_is_told_to_go() -> None:
+    with pytest.raises(DeclarationError) as refused:
+        McpApp("t").tool()(lambda_of("Weather.\n\nArgs:\n    town: The town.\n    zone: The zone."))
+    assert str(refused.value).endswith(
+        "describes 'town' (and 'zone'), which is not one of its parameters (city); "
+        "rename it to the parameter it describes, or remove it"
+    )
+
+
+def lambda_of(doc: str) -> Any:
+    def weather(city: str) -> str:
+        return city
+
+    weather.__doc__ = doc
+    return weather
+
+
+def test_a_documented_context_parameter_and_unrelated_entries_are_fine() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def weather(city: str, ctx: Context) -> str:
+        """Weather.
+
+        Args:
+            city: The city.
+            ctx: The request's context.
+
+        Returns:
+            town: not a parameter, but in another section.
+        """
+        return city
+
+    assert app.tools["weather"].definition.input_schema.properties == {
+        "city": {"type": "string", "description": "The city."}
+    }
