@@ -573,6 +573,19 @@ def test_a_docstring_entry_naming_no_parameter_is_a_declaration_error(doc: str) 
             declare(lambda_of(doc))
 
 
+def test_a_misspelt_docstring_entry_is_told_the_closest_parameter() -> None:
+    def weather(citys: list[str], city: str) -> str:
+        """Weather.
+
+        Args:
+            citty: The city.
+        """
+        return city
+
+    with pytest.raises(DeclarationError, match=r"\(citys, city\); rename it to 'city'$"):
+        McpApp("t").tool()(weather)
+
+
 def test_a_docstring_entry_like_no_parameter_is_told_to_go() -> None:
     with pytest.raises(DeclarationError) as refused:
         McpApp("t").tool()(lambda_of("Weather.\n\nArgs:\n    town: The town.\n    zone: The zone."))
