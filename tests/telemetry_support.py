@@ -14,7 +14,7 @@ import json
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,44 +121,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@contextlib.asynccontextmanager
-async def served_http(asgi_app: Any) -> AsyncIterator[str]:
-    """``asgi_app`` served by uvicorn on this event loop, on a free port: its /mcp URL."""
-    import asyncio
-
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # the test runner owns the signals
-            yield
-
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = Server(uvicorn.Config(asgi_app, log_level="warning", timeout_graceful_shutdown=1))
-    listening = asyncio.Event()
-    startup = server.startup
-
-    async def started(sockets: Any = None) -> None:
-        await startup(sockets=sockets)
-        listening.set()
-
-    server.startup = started  # type: ignore[method-assign]
-    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-    waiting = asyncio.ensure_future(listening.wait())
-    try:
-        await asyncio.wait({serving, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-        assert listening.is_set(), "uvicorn did not start listening"
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        waiting.cancel()
-        server.should_exit = True
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
-        sock.close()
 
 
 def environment_without_tracing_off() -> dict[str, str]:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from typedmcp.app import Context, McpApp
 from typedmcp.connecting import connect_memory
 from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.testing import McpClientFactory
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 from mcp_generated.v2025_11_25.client import ClientHandlers
@@ -243,19 +244,21 @@ def peer_app() -> McpApp:
     return app
 
 
-@pytest.mark.parametrize("protocol", ["auto", v2025_11_25], ids=["2026-07-28", "2025-11-25"])
-def test_elicitation_sampling_roots_and_client_facts_in_both_eras(protocol: Any) -> None:
+def test_elicitation_sampling_roots_and_client_facts_in_both_eras(
+    mcp_client: McpClientFactory, mcp_revision: str
+) -> None:
     app = peer_app()
 
     async def scenario() -> tuple[list[str], list[dict[str, Any]], str]:
         answering = Answering()
-        async with connect_memory(app, protocol=protocol, client_handlers=answering) as client:
+        async with mcp_client(app, revision=mcp_revision, client_handlers=answering) as client:
+            assert client.session.protocol_version == mcp_revision
             texts = []
             for name in ("ask", "think", "who"):
                 result = await client.call_tool(name=name, arguments={})
                 texts.append(result.content[0].text)
             declined = Answering("decline")
-        async with connect_memory(app, protocol=protocol, client_handlers=declined) as client:
+        async with mcp_client(app, revision=mcp_revision, client_handlers=declined) as client:
             refused = (await client.call_tool(name="ask", arguments={})).content[0].text
         return texts, answering.forms, refused
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 from typing import Any, Literal
 
 import pytest
@@ -14,6 +15,8 @@ from typedmcp.app import Context, DeclarationError, McpApp, UriTemplate, assista
 from typedmcp.app.docstrings import parse_docstring
 from typedmcp.connecting import connect_memory
 from typedmcp.engine.jsonrpc import RpcError
+from typedmcp.protocol.stubs import ToolError
+from typedmcp.testing import McpClientFactory
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
 
@@ -488,3 +491,134 @@ def test_a_return_type_pydantic_cannot_take_is_read_as_plain_json() -> None:
 def test_a_google_item_goes_on_at_its_own_indent_under_a_header_on_any_line() -> None:
     parsed = parse_docstring("One.\nArgs:\n    x: The x,\n    continued.")
     assert (parsed.summary, parsed.params) == ("One.", {"x": "The x, continued."})
+
+
+# -- failures a client should read (issue 30, req. 7) -----------------------------------------
+
+shelf = McpApp("shelf")
+SHELF = {1: "Dune"}
+
+
+@shelf.resource("shelf://{book_id}")
+def shelved(book_id: int) -> str:
+    if book_id == 13:
+        raise ToolError("book 13 is on loan until Friday")
+    return SHELF[book_id]
+
+
+@shelf.prompt()
+def review(book_id: int) -> str:
+    if book_id == 13:
+        raise ToolError("book 13 is on loan until Friday")
+    return f"Review {SHELF[book_id]}"
+
+
+@pytest.mark.anyio
+async def test_a_resources_missing_key_is_resource_not_found_in_each_era(
+    mcp_client: McpClientFactory, mcp_revision: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "typedmcp.app")
+    async with mcp_client(shelf, revision=mcp_revision) as client:
+        with pytest.raises(RpcError) as missing:
+            await client.read_resource(uri="shelf://2")
+    not_found = -32002 if mcp_revision == "2025-11-25" else -32602  # (SEP-2164)
+    assert (missing.value.code, missing.value.message) == (not_found, "Resource not found: shelf://2")
+    assert missing.value.data == {"uri": "shelf://2"}
+    assert "resource shelf://2: KeyError(2) read as not found" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_a_resource_or_prompt_raising_tool_error_sends_its_message(
+    mcp_client: McpClientFactory, mcp_revision: str
+) -> None:
+    async with mcp_client(shelf, revision=mcp_revision) as client:
+        with pytest.raises(RpcError) as read:
+            await client.read_resource(uri="shelf://13")
+        with pytest.raises(RpcError) as got:
+            await client.get_prompt(name="review", arguments={"book_id": "13"})
+    assert (read.value.code, read.value.message) == (
+        -32603, "Error reading resource shelf://13: book 13 is on loan until Friday"
+    )
+    assert (got.value.code, got.value.message) == (
+        -32603, "Error getting prompt review: book 13 is on loan until Friday"
+    )
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "Weather.\n\nArgs:\n    citty: The city.\n    days: How many.",
+        "Weather.\n\nParameters\n----------\ncitty : str\n    The city.",
+        "Weather.\n\n:param citty: The city.",
+    ],
+    ids=["google", "numpy", "sphinx"],
+)
+def test_a_docstring_entry_naming_no_parameter_is_a_declaration_error(doc: str) -> None:
+    app = McpApp("t")
+
+    def weather(city: str, ctx: Context, days: int = 1) -> str:
+        return city
+
+    weather.__doc__ = doc
+    with pytest.raises(DeclarationError) as refused:
+        app.tool()(weather)
+    assert "describes 'citty', which is not one of its parameters (city, ctx, days); rename it to 'city'" in str(refused.value)
+    for declare in (app.prompt(), app.resource("w://{city}")):
+        with pytest.raises(DeclarationError, match="describes 'citty'"):
+            declare(lambda_of(doc))
+
+
+def test_a_misspelt_docstring_entry_is_told_the_closest_parameter() -> None:
+    def weather(citys: list[str], city: str) -> str:
+        """Weather.
+
+        Args:
+            citty: The city.
+        """
+        return city
+
+    with pytest.raises(DeclarationError, match=r"\(citys, city\); rename it to 'city'$"):
+        McpApp("t").tool()(weather)
+
+
+def test_a_docstring_entry_like_no_parameter_is_told_to_go() -> None:
+    with pytest.raises(DeclarationError) as refused:
+        McpApp("t").tool()(lambda_of("Weather.\n\nArgs:\n    town: The town.\n    zone: The zone."))
+    assert str(refused.value).endswith(
+        "describes 'town' (and 'zone'), which is not one of its parameters (city); "
+        "rename it to the parameter it describes, or remove it"
+    )
+
+
+def lambda_of(doc: str) -> Any:
+    def weather(city: str) -> str:
+        return city
+
+    weather.__doc__ = doc
+    return weather
+
+
+def test_a_documented_context_parameter_and_unrelated_entries_are_fine() -> None:
+    app = McpApp("t")
+
+    @app.tool()
+    def weather(city: str, ctx: Context) -> str:
+        """Weather.
+
+        Args:
+            city: The city.
+            ctx: The request's context.
+
+        Returns:
+            town: not a parameter, but in another section.
+        """
+        return city
+
+    assert app.tools["weather"].definition.input_schema.properties == {
+        "city": {"type": "string", "description": "The city."}
+    }

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from typedmcp.app import Context, DeclarationError, McpApp, image, text
 from typedmcp.connecting import connect_memory
+from typedmcp.testing import McpClientFactory, Transport
 from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.protocol.stubs import RequestContext, ToolError
 from mcp_generated import v2025_06_18, v2025_11_25
@@ -494,6 +495,40 @@ def test_the_functions_own_exception_is_a_clipped_error_result() -> None:
     assert result["isError"] is True
     assert message.startswith("Tool boom failed: ValueError: xxxx")
     assert len(message) < 600
+
+
+def vault(**options: Any) -> McpApp:
+    app = McpApp("vault", **options)
+
+    @app.tool()
+    def connect() -> str:
+        raise KeyError("secret-db-password")
+
+    @app.tool()
+    def refuse() -> str:
+        raise ToolError("the vault is closed on Sundays")
+
+    return app
+
+
+@pytest.mark.parametrize("mcp_transport", ["memory", "direct"])
+def test_mask_errors_sends_no_exception_text_and_logs_it(
+    mcp_client: McpClientFactory, mcp_transport: Transport, mcp_revision: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> tuple[Any, Any]:
+        async with mcp_client(vault(mask_errors=True), transport=mcp_transport, revision=mcp_revision) as client:
+            return await client.call_tool(name="connect"), await client.call_tool(name="refuse")
+
+    masked, refused = asyncio.run(scenario())
+    assert (masked.is_error, wire(masked)["content"]) == (True, [{"type": "text", "text": "Internal error in tool connect"}])
+    assert "secret-db-password" in caplog.text  # the server's log has it, with the traceback
+    assert (refused.is_error, wire(refused)["content"]) == (True, [{"type": "text", "text": "the vault is closed on Sundays"}])
+
+
+def test_without_mask_errors_the_exception_text_is_sent() -> None:
+    assert vault().mask_errors is False
+    result = call(vault(), "connect", {})
+    assert result["content"][0]["text"] == "Tool connect failed: KeyError: 'secret-db-password'"
 
 
 def test_tool_error_and_rpc_error_behave_as_with_handlers() -> None:

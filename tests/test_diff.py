@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import copy
 import itertools
 import json
@@ -161,6 +164,30 @@ def test_2025_11_25_to_2026_07_28_is_the_stateless_era() -> None:
     assert required.breaks == ("calling code",)
 
 
+def test_a_removed_field_breaks_the_code_building_the_model_as_mypy_says(tmp_path: Path) -> None:
+    """At 2026-07-28 ``Tool.inputSchema`` lost ``properties`` and ``required``: code that
+    builds ``ToolInputSchema(properties=..., required=...)`` fails mypy, so the report says
+    it breaks code building it, not only code reading it (issue 30)."""
+    report = report_of("2025-11-25", "2026-07-28")
+    for item in ("inputSchema.properties", "inputSchema.required"):
+        removed = find(report, "types", "Tool", "field removed", item)
+        assert removed.breaks == ("code reading it", "code building it")
+    built = tmp_path / "build.py"
+    built.write_text(
+        "from mcp_generated.v2025_11_25 import models as before\n"
+        "from mcp_generated.v2026_07_28 import models as after\n"
+        "before.ToolInputSchema(properties={'city': {'type': 'string'}}, required=['city'])\n"
+        "after.ToolInputSchema(properties={'city': {'type': 'string'}}, required=['city'])\n"
+    )
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent", str(built)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "MYPYPATH": f"{REPO_ROOT / 'runtime'}{os.pathsep}{REPO_ROOT / 'generated'}"},
+    )
+    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
+    assert errors and all(line.startswith(f"{built}:4:") for line in errors), checked.stdout
+
+
 # what breaks and what does not, on a small schema
 
 
@@ -197,7 +224,9 @@ def test_an_added_optional_field_breaks_nothing(tmp_path: Path) -> None:
     assert [c["change"] for c in report["changes"]] == ["field added (optional)"]
 
 
-def test_removed_required_and_retyped_fields_break_with_their_readers(tmp_path: Path) -> None:
+def test_removed_required_and_retyped_fields_break_their_readers_and_a_removed_one_its_builders(
+    tmp_path: Path,
+) -> None:
     def edit(document: dict[str, Any]) -> None:
         gadget = document["$defs"]["Gadget"]
         del gadget["properties"]["weight"]
@@ -211,7 +240,7 @@ def test_removed_required_and_retyped_fields_break_with_their_readers(tmp_path: 
     assert (removed["subject"], removed["item"], removed["breaks"]) == (
         "Gadget",
         "weight",
-        ["code reading it"],
+        ["code reading it", "code building it"],  # Gadget(weight=...) no longer type-checks
     )
     (retyped,) = entries(report, "field retyped")
     assert (retyped["before"], retyped["after"]) == ("string", "integer")
@@ -345,8 +374,10 @@ def generated_signatures(revision: str) -> dict[str, tuple[str, str, dict[str, b
                 annotation = (
                     ast.unparse(params.annotation) if params and params.annotation else "None"
                 )
-                keywords = {
-                    a.arg: d is None for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                keywords = {  # (on_progress is the runtime's, beside the params' fields)
+                    a.arg: d is None
+                    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                    if a.arg != "on_progress"
                 }
                 found[f"{node.name}.{method.name}"] = (
                     annotation,

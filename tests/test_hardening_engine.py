@@ -383,6 +383,7 @@ NOT_FROM_A_PEER = {
     "host/cli.py": "the command line's --arguments",
     "host/config.py": "the host's own configuration file",
     "auth/dpop.py": "the public JWK of the client's own DPoP key, as PyJWT writes it",
+    "testing.py": "the server options a test's own process passes its stdio server child",
 }
 
 

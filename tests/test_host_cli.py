@@ -63,6 +63,24 @@ def test_list_table(reaper: Any, config: str) -> None:
     assert any(line.split()[:3] == ["weather__weather", "weather", "weather"] for line in lines)
 
 
+def test_list_shows_resources_and_prompts_when_asked(reaper: Any, config: str) -> None:
+    plain = run("list", "--config", config, "--json")
+    assert "prompts" not in json.loads(plain.stdout) and "resources" not in json.loads(plain.stdout)
+    done = run("list", "--config", config, "--json", "--resources", "--prompts")
+    assert done.returncode == 3, done.stderr  # ('broken' did not start)
+    listing = json.loads(done.stdout)
+    assert {"uri": "host://pid", "server": "fix", "name": "pid", "description": None} in listing["resources"]
+    assert listing["resource_templates"] == []
+    assert listing["prompts"] == [
+        {"name": "fix__hello", "server": "fix", "prompt": "hello", "arguments": [], "description": "Say hello"}
+    ]
+    table = run("list", "--config", config, "--resources", "--prompts").stdout.splitlines()
+    assert ["RESOURCE", "SERVER", "NAME", "DESCRIPTION"] in [line.split() for line in table]
+    assert ["host://pid", "fix", "pid"] in [line.split() for line in table]
+    assert ["PROMPT", "SERVER", "ORIGINAL", "NAME", "ARGUMENTS", "DESCRIPTION"] in [line.split() for line in table]
+    assert ["fix__hello", "fix", "hello", "-", "Say", "hello"] in [line.split() for line in table]
+
+
 def test_call_prints_progress_and_the_result(reaper: Any, config: str) -> None:
     done = run("call", "--config", config, "fix__progress", "{}")
     assert done.returncode == 0, done.stderr
@@ -84,7 +102,16 @@ def test_call_exit_codes_and_one_line_errors(reaper: Any, config: str, tmp_path:
         f"fix__, broken__); list the tools with: mcp-host list --config {config}"
     )
     misspelt = run("call", "--config", config, "fix__ecko", "{}")
-    assert misspelt.returncode == 2 and "no tool named 'fix__ecko'" in misspelt.stderr
+    assert misspelt.returncode == 2 and misspelt.stderr.strip() == (
+        "mcp-host: no tool named 'fix__ecko'; did you mean 'fix__echo'? "
+        f"list the tools with: mcp-host list --config {config}"
+    )
+    prefix = run("call", "--config", config, "wether__weather", "{}")
+    assert prefix.returncode == 2 and prefix.stderr.strip() == (
+        "mcp-host: no tool named 'wether__weather': no enabled server's prefix begins it "
+        "(prefixes: weather__, fix__, broken__); did you mean a tool of 'weather__'? "
+        f"list the tools with: mcp-host list --config {config}"
+    )
     bad_json = run("call", "--config", config, "fix__echo", "{text")
     assert bad_json.returncode == 2 and "not JSON" in bad_json.stderr
     down = run("call", "--config", config, "broken__anything", "{}")

@@ -6,7 +6,7 @@ Imports are read with ``ast`` (top-level, deferred ones inside functions and
 The runtime (``runtime/typedmcp``) is grouped in subpackages by layer; a module may import
 only from its own layer or the layers below it:
 
-    engine < protocol < stateless < transports < state < auth < app < face (connecting, serving, __init__) < host
+    engine < protocol < stateless < transports < state < auth < app < face (connecting, serving, testing, pytest_plugin, __init__) < host
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"state"}),
     frozenset({"auth"}),
     frozenset({"app"}),
-    frozenset({"connecting", "serving", ""}),
+    frozenset({"connecting", "serving", "testing", "pytest_plugin", ""}),
     frozenset({"host", "tool_snapshot"}),
 )
 #: The generator and what only it needs: the runtime's distribution has none of them.

@@ -138,6 +138,9 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
     ]
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
     assert "mcp-host = typedmcp.host.cli:main" in entry_points
+    # the test fixtures (mcp_client, mcp_transport, mcp_revision) reach every user's pytest
+    assert "[pytest11]\ntypedmcp = typedmcp.pytest_plugin" in entry_points
+    assert {"typedmcp/pytest_plugin.py", "typedmcp/testing.py"} <= set(archive.namelist())
 
 
 def test_wheel_ships_the_released_schemas_with_their_licence(wheel: Path) -> None:

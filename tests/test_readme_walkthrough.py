@@ -8,7 +8,9 @@ runs in the installed venv, whose ``bin`` comes first on ``PATH``); a ``python``
 ``<!-- walkthrough: FILE -->`` is written to FILE; a ``diff`` block marked
 ``<!-- walkthrough: patch FILE -->`` is applied to FILE; a ``text`` block marked
 ``<!-- walkthrough: printed -->`` is what the last command before it printed (that command may
-then fail, as the upgrade's type check does). Every other command must succeed.
+then fail, as the upgrade's type check does). Every other command must succeed. A printed
+block with a ``[... N lines ...]`` line is the whole output, trimmed: each such line stands
+for exactly N lines of it, every other line is the output's line at that place.
 
 mypy finds the runtime as a user's mypy does: installed in the venv (the README's editable
 install is a plain ``.pth`` line, which mypy follows; ``tests/test_editable_types.py``), with
@@ -31,6 +33,27 @@ TUTORIAL = REPO_ROOT / "docs" / "tutorial"
 #: The walk-through's pages, in the order they are read (each continues the last).
 PAGES = ("vendoring.md", "first-server.md", "first-client.md", "upgrading.md")
 MARKER = re.compile(r"^<!-- walkthrough: (.+) -->$")
+#: In a printed block: this many lines of the output left out.
+OMITTED = re.compile(r"^\[\.\.\. (\d+) lines? \.\.\.\]$")
+
+
+def shows(printed: str, output: str) -> bool:
+    """Whether ``printed`` (a printed block) shows ``output``: a part of it, or, trimmed with
+    ``[... N lines ...]`` lines, all of it (trailing spaces aside)."""
+    lines = printed.strip("\n").splitlines()
+    if not any(OMITTED.match(line) for line in lines):
+        return printed.strip() in output
+    actual = [line.rstrip() for line in output.splitlines()]
+    position = 0
+    for line in lines:
+        omitted = OMITTED.match(line)
+        if omitted is not None:
+            position += int(omitted.group(1))
+        elif position < len(actual) and actual[position] == line.rstrip():
+            position += 1
+        else:
+            return False
+    return position == len(actual)
 
 
 @dataclass
@@ -94,7 +117,7 @@ def test_the_vendoring_walkthrough_runs_as_written(tmp_path: Path) -> None:
                 printed = following is not None and following.marker == "printed"
                 if printed and number == len(commands) - 1:
                     assert following is not None
-                    assert following.text.strip() in output, f"$ {command}\n{output}"
+                    assert shows(following.text, output), f"$ {command}\n{output}"
                 else:
                     assert result.returncode == 0, f"$ {command}\n{output}"
         elif block.language == "python":
@@ -136,3 +159,19 @@ def test_the_walkthroughs_code_is_lint_clean(name: str, tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("printed", "output", "shown"),
+    [
+        ("b\n", "a\nb\nc\n", True),
+        ("a\n[... 1 line ...]\nc\n", "a\nb\nc\n", True),
+        ("[... 2 lines ...]\nc  \n", "a\nb\nc\n", True),
+        ("a\n[... 2 lines ...]\n", "a\nb\nc\n", True),
+        ("a\n[... 1 line ...]\n", "a\nb\nc\n", False),  # the output goes on
+        ("a\n[... 2 lines ...]\nc\n", "a\nb\nc\n", False),  # not that many
+        ("b\n[... 1 line ...]\n", "a\nb\nc\n", False),  # a trimmed block starts at the top
+    ],
+)
+def test_a_trimmed_printed_block_counts_the_lines_it_leaves_out(printed: str, output: str, shown: bool) -> None:
+    assert shows(printed, output) is shown

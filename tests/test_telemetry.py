@@ -27,7 +27,6 @@ from telemetry_support import (
     file_spans,
     hex_id,
     one,
-    served_http,
     spans_named,
     tracing,
 )
@@ -38,6 +37,7 @@ from mcp_generated.v2025_11_25.client import ClientHandlers
 from typedmcp import http_app
 from typedmcp.app import Context, McpApp
 from typedmcp.connecting import connect_direct, connect_http
+from typedmcp.testing import served_http
 from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.protocol import telemetry
 

@@ -426,7 +426,8 @@ class Comparison:
     """What one comparison reports: where, with which words, and whose code breaks how.
 
     ``readers`` break when something they read goes away or changes; ``writers`` when more
-    is demanded of them (a new required field)."""
+    is demanded of them (a new required field) or something they set goes away (a removed
+    field: its constructor keyword or send argument is gone)."""
 
     old: Schemas
     new: Schemas
@@ -438,6 +439,11 @@ class Comparison:
 
     def change(self, change: str, item: str = "", **values: Any) -> Change:
         return Change(self.section, self.subject, f"{self.noun} {change}", item, **values)
+
+    @property
+    def everyone(self) -> tuple[str, ...]:
+        """The readers and the writers, each once."""
+        return tuple(dict.fromkeys(self.readers + self.writers))
 
 
 def _deref(defs: dict[str, Any], node: Any) -> Any:
@@ -528,7 +534,9 @@ def _compare_objects(
                 breaks=how.writers if required else (),
             )
         elif new_field is None and old_field is not None:
-            yield how.change("removed", path, before=old_field.type_text, breaks=how.readers)
+            # gone for the code that reads it, and for the code that sets it (a constructor
+            # keyword, a send method's argument, which mypy then refuses)
+            yield how.change("removed", path, before=old_field.type_text, breaks=how.everyone)
         elif old_field is not None and new_field is not None:
             if old_field.required != new_field.required:
                 required = new_field.required

@@ -14,7 +14,7 @@ RUNTIME_PACKAGE = "typedmcp.protocol"
 #: in each package's ``__init__.py`` (``RUNTIME_INTERFACE``), which checks at import that
 #: the installed runtime serves it (``typedmcp.protocol.compat``). Raise it with any
 #: change to that surface that an older runtime would not serve.
-RUNTIME_INTERFACE = 1
+RUNTIME_INTERFACE = 2
 SNAKE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

@@ -7,6 +7,7 @@ This module turns the protocol model and the model index into plain view data
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -55,6 +56,9 @@ class Operation:
     params_annotation: str | None
     arguments: tuple[Argument, ...] | None
     returns: str
+    #: The method takes ``on_progress=``: a request the client sends whose ``_meta`` can
+    #: carry a ``progressToken``.
+    progress: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,10 @@ def _requests(
             continue
         result = request.result_type
         returns = result if outbound else " | ".join((result, *request.alternative_result_types))
-        operations.append(_operation(request, index, request.handler_name, returns, outbound))
+        operation = _operation(request, index, request.handler_name, returns, outbound)
+        if outbound and sender is Direction.CLIENT_TO_SERVER and _carries_progress_token(request, index):
+            operation = dataclasses.replace(operation, progress=True)
+        operations.append(operation)
         if not outbound:
             operations += [
                 _variant_hook(request, variant, index, returns)
@@ -247,6 +254,23 @@ def _requests(
                 if not variant.default
             ]
     return operations
+
+
+def _carries_progress_token(request: Request, index: dict[str, ModelInfo]) -> bool:
+    """Whether the request's ``_meta`` model has a ``progressToken`` field."""
+    info = index.get(request.params_type) if request.params_type is not None else None
+    if info is None or info.is_alias:
+        return False
+    for field in info.fields:
+        if field.wire_name == "_meta":
+            names = _names_in([field.annotation])
+            return any(
+                meta.wire_name == "progressToken"
+                for name in names
+                if name in index
+                for meta in index[name].fields
+            )
+    return False
 
 
 def _sendable(operations: list[Operation]) -> list[Operation]:
@@ -429,6 +453,8 @@ def _runtime_imports(
         names.add("wire_params")
     if any(op.arguments is None and op.params_annotation for op in outbound):
         names.add("model_params")
+    if any(op.progress for op in outbound):
+        names.add("ProgressCallback")
     return sorted(names)
 
 

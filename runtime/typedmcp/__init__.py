@@ -9,7 +9,7 @@ the module that defines it. The layers below, each importing only from those und
 ``engine`` (JSON-RPC) < ``protocol`` (the typed seam; generated code imports its ``model``,
 ``spec`` and ``stubs``) < ``stateless`` (the 2026-07-28 server) < ``transports`` < ``auth``
 < ``app`` (a server as typed functions, :class:`McpApp`) < the face (``connecting``,
-``serving``, this module) < ``host`` (many servers as one).
+``serving``, ``testing`` and its pytest plugin, this module) < ``host`` (many servers as one).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typedmcp.protocol.stubs import (
     ClientHandlersBase,
     MethodNotFound,
     Outbound,
+    ProgressCallback,
     RequestContext,
     wire_params,
 )
@@ -56,6 +57,7 @@ class Client(Outbound):
         argument: models.CompleteRequestParamsArgument,
         ref: models.PromptReference | models.ResourceReference,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -67,6 +69,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(COMPLETE, params, on_progress)
         return await self.send_request(COMPLETE, params)
 
     async def set_level(
@@ -74,6 +78,7 @@ class Client(Outbound):
         *,
         level: models.LoggingLevel,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
@@ -84,12 +89,15 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(SET_LEVEL, params, on_progress)
         return await self.send_request(SET_LEVEL, params)
 
     async def ping(
         self,
         *,
         meta: models.PingRequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -98,6 +106,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(PING, params, on_progress)
         return await self.send_request(PING, params)
 
     async def get_prompt(
@@ -106,6 +116,7 @@ class Client(Outbound):
         name: str,
         arguments: dict[str, str] | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -117,6 +128,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(GET_PROMPT, params, on_progress)
         return await self.send_request(GET_PROMPT, params)
 
     async def list_prompts(
@@ -124,6 +137,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -133,6 +147,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_PROMPTS, params, on_progress)
         return await self.send_request(LIST_PROMPTS, params)
 
     async def list_resources(
@@ -140,6 +156,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -149,6 +166,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_RESOURCES, params, on_progress)
         return await self.send_request(LIST_RESOURCES, params)
 
     async def read_resource(
@@ -156,6 +175,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -166,6 +186,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(READ_RESOURCE, params, on_progress)
         return await self.send_request(READ_RESOURCE, params)
 
     async def subscribe(
@@ -173,6 +195,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
@@ -183,6 +206,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(SUBSCRIBE, params, on_progress)
         return await self.send_request(SUBSCRIBE, params)
 
     async def list_resource_templates(
@@ -190,6 +215,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -199,6 +225,10 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(
+                LIST_RESOURCE_TEMPLATES, params, on_progress
+            )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
 
     async def unsubscribe(
@@ -206,6 +236,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
@@ -216,6 +247,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(UNSUBSCRIBE, params, on_progress)
         return await self.send_request(UNSUBSCRIBE, params)
 
     async def call_tool(
@@ -224,6 +257,7 @@ class Client(Outbound):
         name: str,
         arguments: dict[str, Any] | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -235,6 +269,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(CALL_TOOL, params, on_progress)
         return await self.send_request(CALL_TOOL, params)
 
     async def list_tools(
@@ -242,6 +278,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -251,6 +288,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_TOOLS, params, on_progress)
         return await self.send_request(LIST_TOOLS, params)
 
     async def send_cancelled(

@@ -18,6 +18,7 @@ from typedmcp.protocol.stubs import (
     ClientHandlersBase,
     MethodNotFound,
     Outbound,
+    ProgressCallback,
     RequestContext,
     wire_params,
 )
@@ -58,6 +59,7 @@ class Client(Outbound):
         ref: models.PromptReference | models.ResourceTemplateReference,
         context: models.CompleteRequestParamsContext | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -70,6 +72,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(COMPLETE, params, on_progress)
         return await self.send_request(COMPLETE, params)
 
     async def set_level(
@@ -77,6 +81,7 @@ class Client(Outbound):
         *,
         level: models.LoggingLevel,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
@@ -87,12 +92,15 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(SET_LEVEL, params, on_progress)
         return await self.send_request(SET_LEVEL, params)
 
     async def ping(
         self,
         *,
         meta: models.PingRequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -101,6 +109,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(PING, params, on_progress)
         return await self.send_request(PING, params)
 
     async def get_prompt(
@@ -109,6 +119,7 @@ class Client(Outbound):
         name: str,
         arguments: dict[str, str] | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -120,6 +131,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(GET_PROMPT, params, on_progress)
         return await self.send_request(GET_PROMPT, params)
 
     async def list_prompts(
@@ -127,6 +140,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -136,6 +150,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_PROMPTS, params, on_progress)
         return await self.send_request(LIST_PROMPTS, params)
 
     async def list_resources(
@@ -143,6 +159,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -152,6 +169,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_RESOURCES, params, on_progress)
         return await self.send_request(LIST_RESOURCES, params)
 
     async def read_resource(
@@ -159,6 +178,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -169,6 +189,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(READ_RESOURCE, params, on_progress)
         return await self.send_request(READ_RESOURCE, params)
 
     async def subscribe(
@@ -176,6 +198,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
@@ -186,6 +209,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(SUBSCRIBE, params, on_progress)
         return await self.send_request(SUBSCRIBE, params)
 
     async def list_resource_templates(
@@ -193,6 +218,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -202,6 +228,10 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(
+                LIST_RESOURCE_TEMPLATES, params, on_progress
+            )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
 
     async def unsubscribe(
@@ -209,6 +239,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
@@ -219,6 +250,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(UNSUBSCRIBE, params, on_progress)
         return await self.send_request(UNSUBSCRIBE, params)
 
     async def call_tool(
@@ -227,6 +260,7 @@ class Client(Outbound):
         name: str,
         arguments: dict[str, Any] | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -238,6 +272,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(CALL_TOOL, params, on_progress)
         return await self.send_request(CALL_TOOL, params)
 
     async def list_tools(
@@ -245,6 +281,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -254,6 +291,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_TOOLS, params, on_progress)
         return await self.send_request(LIST_TOOLS, params)
 
     async def send_cancelled(

@@ -18,6 +18,7 @@ from typedmcp.protocol.stubs import (
     ClientHandlersBase,
     MethodNotFound,
     Outbound,
+    ProgressCallback,
     RequestContext,
     wire_params,
 )
@@ -63,6 +64,7 @@ class Client(Outbound):
         ref: models.PromptReference | models.ResourceTemplateReference,
         context: models.CompleteRequestParamsContext | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -75,6 +77,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(COMPLETE, params, on_progress)
         return await self.send_request(COMPLETE, params)
 
     async def set_level(
@@ -82,6 +86,7 @@ class Client(Outbound):
         *,
         level: models.LoggingLevel,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         params = wire_params(
@@ -92,12 +97,15 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(SET_LEVEL, params, on_progress)
         return await self.send_request(SET_LEVEL, params)
 
     async def ping(
         self,
         *,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
         params = wire_params(
@@ -106,6 +114,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(PING, params, on_progress)
         return await self.send_request(PING, params)
 
     async def get_prompt(
@@ -114,6 +124,7 @@ class Client(Outbound):
         name: str,
         arguments: dict[str, str] | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -125,6 +136,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(GET_PROMPT, params, on_progress)
         return await self.send_request(GET_PROMPT, params)
 
     async def list_prompts(
@@ -132,6 +145,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -141,6 +155,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_PROMPTS, params, on_progress)
         return await self.send_request(LIST_PROMPTS, params)
 
     async def list_resources(
@@ -148,6 +164,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -157,6 +174,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_RESOURCES, params, on_progress)
         return await self.send_request(LIST_RESOURCES, params)
 
     async def read_resource(
@@ -164,6 +183,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -174,6 +194,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(READ_RESOURCE, params, on_progress)
         return await self.send_request(READ_RESOURCE, params)
 
     async def subscribe(
@@ -181,6 +203,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         params = wire_params(
@@ -191,6 +214,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(SUBSCRIBE, params, on_progress)
         return await self.send_request(SUBSCRIBE, params)
 
     async def list_resource_templates(
@@ -198,6 +223,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -207,6 +233,10 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(
+                LIST_RESOURCE_TEMPLATES, params, on_progress
+            )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
 
     async def unsubscribe(
@@ -214,6 +244,7 @@ class Client(Outbound):
         *,
         uri: str,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         params = wire_params(
@@ -224,6 +255,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(UNSUBSCRIBE, params, on_progress)
         return await self.send_request(UNSUBSCRIBE, params)
 
     async def cancel_task(
@@ -259,6 +292,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListTasksResult:
         """A request to retrieve a list of tasks."""
         params = wire_params(
@@ -268,6 +302,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_TASKS, params, on_progress)
         return await self.send_request(LIST_TASKS, params)
 
     async def get_task_payload(
@@ -291,6 +327,7 @@ class Client(Outbound):
         arguments: dict[str, Any] | None = None,
         task: models.TaskMetadata | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -303,6 +340,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(CALL_TOOL, params, on_progress)
         return await self.send_request(CALL_TOOL, params)
 
     async def list_tools(
@@ -310,6 +349,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.ParamsMeta | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -319,6 +359,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_TOOLS, params, on_progress)
         return await self.send_request(LIST_TOOLS, params)
 
     async def send_cancelled(

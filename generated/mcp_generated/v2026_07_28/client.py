@@ -18,6 +18,7 @@ from typedmcp.protocol.stubs import (
     ClientHandlersBase,
     MethodNotFound,
     Outbound,
+    ProgressCallback,
     RequestContext,
     wire_params,
 )
@@ -54,6 +55,7 @@ class Client(Outbound):
         ref: models.PromptReference | models.ResourceTemplateReference,
         context: models.CompleteRequestParamsContext | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         params = wire_params(
@@ -66,6 +68,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(COMPLETE, params, on_progress)
         return await self.send_request(COMPLETE, params)
 
     async def get_prompt(
@@ -76,6 +80,7 @@ class Client(Outbound):
         input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
         params = wire_params(
@@ -89,6 +94,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(GET_PROMPT, params, on_progress)
         return await self.send_request(GET_PROMPT, params)
 
     async def list_prompts(
@@ -96,6 +103,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListPromptsResult:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         params = wire_params(
@@ -105,6 +113,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_PROMPTS, params, on_progress)
         return await self.send_request(LIST_PROMPTS, params)
 
     async def list_resources(
@@ -112,6 +122,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourcesResult:
         """Sent from the client to request a list of resources the server has."""
         params = wire_params(
@@ -121,6 +132,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_RESOURCES, params, on_progress)
         return await self.send_request(LIST_RESOURCES, params)
 
     async def read_resource(
@@ -130,6 +143,7 @@ class Client(Outbound):
         input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         params = wire_params(
@@ -142,6 +156,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(READ_RESOURCE, params, on_progress)
         return await self.send_request(READ_RESOURCE, params)
 
     async def list_resource_templates(
@@ -149,6 +165,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListResourceTemplatesResult:
         """Sent from the client to request a list of resource templates the server has."""
         params = wire_params(
@@ -158,12 +175,17 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(
+                LIST_RESOURCE_TEMPLATES, params, on_progress
+            )
         return await self.send_request(LIST_RESOURCE_TEMPLATES, params)
 
     async def discover(
         self,
         *,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.DiscoverResult:
         """A request from the client asking the server to advertise its supported protocol versions, capabilities, and other metadata. Servers **MUST** implement `server/discover`. Clients **MAY** call it but are not required to — version negotiation can also happen inline via per-request `_meta`."""
         params = wire_params(
@@ -172,6 +194,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(DISCOVER, params, on_progress)
         return await self.send_request(DISCOVER, params)
 
     async def subscriptions_listen(
@@ -179,6 +203,7 @@ class Client(Outbound):
         *,
         notifications: models.SubscriptionFilter,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.SubscriptionsListenResult:
         """Sent from the client to open a long-lived channel for receiving notifications outside the context of a specific request. Replaces the previous HTTP GET endpoint and ensures consistent behavior between HTTP and STDIO."""
         params = wire_params(
@@ -189,6 +214,10 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(
+                SUBSCRIPTIONS_LISTEN, params, on_progress
+            )
         return await self.send_request(SUBSCRIPTIONS_LISTEN, params)
 
     async def call_tool(
@@ -199,6 +228,7 @@ class Client(Outbound):
         input_responses: models.InputResponses | None = None,
         request_state: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         params = wire_params(
@@ -212,6 +242,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(CALL_TOOL, params, on_progress)
         return await self.send_request(CALL_TOOL, params)
 
     async def list_tools(
@@ -219,6 +251,7 @@ class Client(Outbound):
         *,
         cursor: str | None = None,
         meta: models.RequestMetaObject | Mapping[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> models.ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         params = wire_params(
@@ -228,6 +261,8 @@ class Client(Outbound):
                 "_meta": meta,
             },
         )
+        if on_progress is not None:
+            return await self.send_with_progress(LIST_TOOLS, params, on_progress)
         return await self.send_request(LIST_TOOLS, params)
 
     async def send_cancelled(

@@ -121,6 +121,7 @@ class McpApp(ServerHandlers):
         implied_scopes: Mapping[str, Iterable[str]] | None = None,
         middleware: Sequence[Middleware] = (),
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
+        mask_errors: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise DeclarationError("McpApp needs a name: McpApp('notes', version='1.0.0')")
@@ -134,6 +135,10 @@ class McpApp(ServerHandlers):
         self.extensions = checked_extensions(extensions)
         #: Where run-time changes are published; the launchers serve the app with it.
         self.changes = changes if changes is not None else ChangeFeed()
+        #: An unexpected exception of a tool is the result "Internal error in tool NAME"
+        #: (logged with its traceback here) instead of its type and message; a
+        #: ``ToolError``'s message is sent either way.
+        self.mask_errors = mask_errors
         #: The server middleware, outermost first (see :meth:`add_middleware`).
         self.middleware = MiddlewareChain(middleware)
         self._tools: dict[str, ToolSpec] = {}
@@ -545,9 +550,9 @@ class McpApp(ServerHandlers):
         context = Context(ctx) if spec.signature.context_parameter is not None else None
         support = self._task_tools.get(spec.name)
         if support is None:
-            return await spec.call(params.arguments or {}, context)
+            return await spec.call(params.arguments or {}, context, self.mask_errors)
         return await run_as_task(
-            lambda: spec.call(params.arguments or {}, context), required=support == "required"
+            lambda: spec.call(params.arguments or {}, context, self.mask_errors), required=support == "required"
         )
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:

@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from mcp_generated.v2025_11_25 import models
 
-from ..engine.jsonrpc import INVALID_PARAMS, RpcError
+from ..engine.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from ..protocol.stubs import ToolError
 from .calling import is_async, run_function
 from .completions import Completions
 from .content import CONTENT_TYPES, text
@@ -55,7 +56,10 @@ class PromptSpec:
                 INVALID_PARAMS, f"Invalid params: prompt {self.name}: {describe_errors(error)}"
             ) from None
         args, kwargs = self.signature.call_arguments(validated, context)
-        value = await run_function(self.function, args, kwargs, context, asynchronous=self.asynchronous)
+        try:
+            value = await run_function(self.function, args, kwargs, context, asynchronous=self.asynchronous)
+        except ToolError as error:  # a failure the client should read
+            raise RpcError(INTERNAL_ERROR, f"Error getting prompt {self.name}: {error}") from None
         if isinstance(value, models.GetPromptResult):
             return value
         items = value if isinstance(value, list | tuple) else [value]

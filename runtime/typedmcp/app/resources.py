@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,13 +18,15 @@ from pydantic_core import to_jsonable_python
 
 from mcp_generated.v2025_11_25 import models
 
-from ..engine.jsonrpc import INVALID_PARAMS, RpcError, clip
+from ..engine.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError, clip
+from ..protocol.stubs import ToolError
 from .calling import is_async, run_function
 from .completions import Completions
 from .context import Context
 from .tools import icon_models as _icons
 from .signature import DeclarationError, FunctionSignature, describe_errors, read_signature
 
+logger = logging.getLogger("typedmcp.app")
 #: The JSON-RPC error for a URI no resource or template serves (the spec's -32002).
 RESOURCE_NOT_FOUND = -32002
 _VARIABLE = re.compile(r"\{([^{}]*)\}")
@@ -95,7 +98,13 @@ class ResourceSpec:
                 INVALID_PARAMS, f"Invalid params: resource URI {clip(uri)}: {describe_errors(error)}"
             ) from None
         args, kwargs = self.signature.call_arguments(validated, context)
-        value = await run_function(self.function, args, kwargs, context, asynchronous=self.asynchronous)
+        try:
+            value = await run_function(self.function, args, kwargs, context, asynchronous=self.asynchronous)
+        except ToolError as error:  # a failure the client should read
+            raise RpcError(INTERNAL_ERROR, f"Error reading resource {clip(uri)}: {error}", {"uri": uri}) from None
+        except LookupError as error:  # NOTES[note_id]: nothing there
+            logger.info("resource %s: %r read as not found", clip(uri), error)
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri)}", {"uri": uri}) from None
         return models.ReadResourceResult(contents=self.contents(uri, value))
 
     def contents(self, uri: str, value: Any) -> list[Any]:

@@ -10,6 +10,7 @@ parameter's name as alias, so any parameter name works (``json``, ``model_x``, `
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -116,6 +117,22 @@ def _is_context(annotation: Any, context_type: type) -> bool:
     return isinstance(candidate, type) and issubclass(candidate, context_type)
 
 
+def _check_documented(docstring: Docstring, names: list[str], what: str, function: Callable[..., Any]) -> None:
+    """A docstring entry (``Args:``, ``Parameters``, ``:param x:``) for a parameter the
+    function does not have is a mistake: a renamed parameter whose description is lost."""
+    unknown = [name for name in docstring.params if name not in names]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, [n for n in names if n not in docstring.params], n=1)
+    fix = f"rename it to {close[0]!r}" if close else "rename it to the parameter it describes, or remove it"
+    more = f" (and {', '.join(map(repr, unknown[1:]))})" if len(unknown) > 1 else ""
+    raise DeclarationError(
+        f"{what}: the docstring of {_qualname(function)} describes {name!r}{more}, which is not "
+        f"one of its parameters ({', '.join(names) or 'none'}); {fix}"
+    )
+
+
 def read_signature(
     function: Callable[..., Any], *, what: str, context_type: type
 ) -> FunctionSignature:
@@ -130,6 +147,7 @@ def read_signature(
             "define its annotations at module level so they resolve when it is declared"
         ) from None
     docstring = parse_docstring(inspect.getdoc(function))
+    _check_documented(docstring, list(signature.parameters), what, function)
     fields: dict[str, Any] = {}
     parameters: list[Parameter] = []
     context_parameter: str | None = None

@@ -233,10 +233,13 @@ class ToolSpec:
     definition: models.Tool
     asynchronous: bool
 
-    async def call(self, arguments: Mapping[str, Any], context: Context | None) -> models.CallToolResult:
+    async def call(
+        self, arguments: Mapping[str, Any], context: Context | None, mask_errors: bool = False
+    ) -> models.CallToolResult:
         """Validate ``arguments``, run the function, shape its result. A bad argument or the
-        function's own exception is an ``isError`` result; ``ToolError`` and ``RpcError``
-        propagate (the runtime answers them as for a handler)."""
+        function's own exception is an ``isError`` result (``mask_errors``: saying only
+        "Internal error in tool NAME", the exception logged here); ``ToolError`` and
+        ``RpcError`` propagate (the runtime answers them as for a handler)."""
         try:
             validated = self.signature.validate(arguments)
         except ValidationError as error:
@@ -251,6 +254,8 @@ class ToolSpec:
             raise
         except Exception as error:
             logger.exception("tool %s raised", self.name)
+            if mask_errors:
+                return error_result(f"Internal error in tool {self.name}")
             return error_result(
                 f"Tool {self.name} failed: {type(error).__name__}: {clip(str(error), ERROR_MESSAGE_LIMIT)}"
             )

@@ -2,7 +2,7 @@
 
 ::
 
-    mcp-host list  --config mcp.json [--json]
+    mcp-host list  --config mcp.json [--json] [--resources] [--prompts]
     mcp-host call  --config mcp.json weather__current '{"city": "Oslo"}'
     mcp-host serve --config mcp.json --stdio | --http 127.0.0.1:8000
     mcp-host call  --url http://127.0.0.1:8000/mcp weather__current '{"city": "Oslo"}'
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import json
 import logging
 import sys
@@ -71,8 +72,8 @@ def _table(rows: list[list[str]]) -> str:
     )
 
 
-def _listing(host: Host) -> dict[str, Any]:
-    return {
+def _listing(host: Host, args: argparse.Namespace) -> dict[str, Any]:
+    listing: dict[str, Any] = {
         "servers": host.status(),
         "tools": [
             {
@@ -85,6 +86,37 @@ def _listing(host: Host) -> dict[str, Any]:
             for entry in host.tools()
         ],
     }
+    if args.resources:
+        listing["resources"] = [
+            {"uri": entry.uri, "server": entry.server, "name": entry.definition.get("name"),
+             "description": _text(entry.definition.get("description"))}
+            for entry in host.resources()
+        ]
+        listing["resource_templates"] = [
+            {"uri_template": entry.uri_template, "server": entry.server,
+             "name": entry.definition.get("name"), "description": _text(entry.definition.get("description"))}
+            for entry in host.resource_templates()
+        ]
+    if args.prompts:
+        listing["prompts"] = [
+            {"name": entry.name, "server": entry.server, "prompt": entry.prompt,
+             "arguments": [
+                 argument.get("name") for argument in entry.definition.get("arguments") or ()
+                 if isinstance(argument, dict)
+             ],
+             "description": _text(entry.definition.get("description"))}
+            for entry in host.prompts()
+        ]
+    return listing
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _line(text: str | None, limit: int) -> str:
+    """The first line of ``text``, at most ``limit`` characters."""
+    return ((text or "").splitlines() or [""])[0][:limit]
 
 
 async def _list(host: Host, args: argparse.Namespace) -> int:
@@ -95,7 +127,7 @@ async def _list(host: Host, args: argparse.Namespace) -> int:
 
 
 def _print_listing(host: Host, args: argparse.Namespace) -> None:
-    listing = _listing(host)
+    listing = _listing(host, args)
     if args.json:
         print(json.dumps(listing, indent=2))
         return
@@ -118,6 +150,25 @@ def _print_listing(host: Host, args: argparse.Namespace) -> None:
             rows.append([tool["name"], tool["server"], tool["tool"],
                          ((tool["description"] or "").splitlines() or [""])[0][:60] + mark])
         print(_table(rows))
+    found = [*listing.get("resources", ()), *listing.get("resource_templates", ())]
+    if found:
+        print()
+        rows = [["RESOURCE", "SERVER", "NAME", "DESCRIPTION"]]
+        for resource in found:
+            uri = resource.get("uri") or resource["uri_template"]
+            rows.append([uri, resource["server"], resource["name"] or "", _line(resource["description"], 60)])
+        print(_table(rows))
+    elif args.resources:
+        print("\nno resources")
+    if listing.get("prompts"):
+        print()
+        rows = [["PROMPT", "SERVER", "ORIGINAL NAME", "ARGUMENTS", "DESCRIPTION"]]
+        for prompt in listing["prompts"]:
+            rows.append([prompt["name"], prompt["server"], prompt["prompt"],
+                         ",".join(prompt["arguments"]) or "-", _line(prompt["description"], 60)])
+        print(_table(rows))
+    elif args.prompts:
+        print("\nno prompts")
 
 
 def _arguments(text: str) -> dict[str, Any] | None:
@@ -150,22 +201,28 @@ async def _call(host: Host, args: argparse.Namespace) -> int:
     if arguments is None:
         return BAD_INPUT
     owners = host.possible_owners(args.tool)
+    listing = f"list the tools with: mcp-host list --config {args.config}"
     if owners == []:  # under the naming rule no configured server can export it
         separator = host.config.separator
-        prefixes = ", ".join(prefix + separator for prefix in host.prefixes().values()) or "none"
+        known = [prefix + separator for prefix in host.prefixes().values()]
+        prefixes = ", ".join(known) or "none"
+        guess = _closest(args.tool.split(separator, 1)[0] + separator, known)
+        hint = f"did you mean a tool of {guess!r}? " if guess else ""
         _say(f"no tool named {args.tool!r}: no enabled server's prefix begins it (prefixes: "
-             f"{prefixes}); list the tools with: mcp-host list --config {args.config}")
+             f"{prefixes}); {hint}{listing}")
         return BAD_INPUT
     await host.start(owners)  # None (the rule cannot tell): every server, in parallel
     failed = _report_failures(host, args.config)
     try:
         result = await host.call_tool(args.tool, arguments, progress=_progress, timeout=args.timeout)
-    except UnknownTool as error:
+    except UnknownTool:
         if failed:
             _say(f"no tool named {args.tool!r} among the servers that started; "
                  f"{_names(failed)} did not start (see above) and may export it")
             return SERVER_FAILED
-        _say(f"{error}")
+        guess = _closest(args.tool, [entry.name for entry in host.tools()])
+        hint = f"did you mean {guess!r}? " if guess else ""
+        _say(f"no tool named {args.tool!r}; {hint}{listing}")
         return BAD_INPUT
     except InvalidArguments as error:
         _say(f"{error} (see the tool's inputSchema: mcp-host list --config {args.config} --json)")
@@ -179,6 +236,12 @@ async def _call(host: Host, args: argparse.Namespace) -> int:
         _say(f"server {server!r} answered error {error.code}: {error.message}")
         return SERVER_FAILED
     return _result(result)
+
+
+def _closest(name: str, known: Sequence[str]) -> str | None:
+    """The known name most like ``name`` (a misspelling), if one is close enough."""
+    found = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def _names(servers: dict[str, str]) -> str:
@@ -252,8 +315,13 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = top.add_subparsers(dest="command", required=True)
-    listing = commands.add_parser("list", help="servers (state, era, revision) and their tools")
+    listing = commands.add_parser(
+        "list", help="servers (state, era, revision) and their tools (and resources, prompts)"
+    )
     listing.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    listing.add_argument("--resources", action="store_true",
+                         help="also the resources and resource templates (URIs are not renamed)")
+    listing.add_argument("--prompts", action="store_true", help="also the prompts (named like tools)")
     call = commands.add_parser(
         "call", help="call a tool by its exported name; the result as JSON",
         description="Call a tool by its exported name; the result as JSON on stdout. With "

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Final
 
 #: The newest interface level this runtime serves (what its mcp-codegen writes).
-NEWEST_INTERFACE: Final = 1
+NEWEST_INTERFACE: Final[int] = 2
 #: The oldest level it still serves.
-OLDEST_INTERFACE: Final = 1
+OLDEST_INTERFACE: Final[int] = 1
 
 #: Level -> module -> the names generated code of that level imports from it.
 INTERFACE: Final[dict[int, dict[str, frozenset[str]]]] = {
@@ -38,6 +38,27 @@ INTERFACE: Final[dict[int, dict[str, frozenset[str]]]] = {
                 "ClientHandlersBase",
                 "MethodNotFound",
                 "Outbound",
+                "RequestContext",
+                "ServerHandlersBase",
+                "model_params",
+                "wire_params",
+            }
+        ),
+    },
+    # 2: send methods of the client take on_progress= (ProgressCallback), which they pass
+    # to Outbound.send_with_progress
+    2: {
+        "typedmcp.protocol.compat": frozenset({"require_runtime"}),
+        "typedmcp.protocol.model": frozenset({"MCPModel"}),
+        "typedmcp.protocol.spec": frozenset(
+            {"Direction", "Gate", "NotificationSpec", "RequestSpec", "Variant"}
+        ),
+        "typedmcp.protocol.stubs": frozenset(
+            {
+                "ClientHandlersBase",
+                "MethodNotFound",
+                "Outbound",
+                "ProgressCallback",
                 "RequestContext",
                 "ServerHandlersBase",
                 "model_params",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
+
+from typing import TypeAlias
 
 from pydantic import BaseModel
 from typing_extensions import Self
@@ -15,6 +18,11 @@ from .spec import NotificationSpec, RequestSpec
 ResultT = TypeVar("ResultT")
 PeerT = TypeVar("PeerT")
 ClientT = TypeVar("ClientT", bound="Outbound")
+
+#: ``on_progress=`` of a generated send method: called with each progress notification of
+#: the call, as ``(progress, total, message)`` (``total`` and ``message`` None when the peer
+#: sends none); a coroutine function is awaited.
+ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
 class MethodNotFound(Exception):
@@ -29,7 +37,8 @@ class MethodNotFound(Exception):
 
 class ToolError(Exception):
     """Raise from a ``tools/call`` handler for a failure the model should read: the call is
-    answered with ``isError: true`` and this message as its text, in every revision.
+    answered with ``isError: true`` and this message as its text, in every revision. From
+    an ``McpApp`` resource or prompt, the request fails (-32603) with this message.
 
     Any other exception from a handler is a bug: it is logged with its traceback and the
     peer gets -32603 ("Internal error"), with nothing of the exception in it.
@@ -101,11 +110,37 @@ class Outbound:
         """Send any request by its spec; the typed methods all end here."""
         return await self._sender.send_request(spec, params)
 
+    async def send_with_progress(
+        self, spec: RequestSpec[ResultT], params: Mapping[str, Any] | None, on_progress: ProgressCallback
+    ) -> ResultT:
+        """Send a request asking for progress (``call_tool(..., on_progress=...)``): each of
+        its progress notifications goes to ``on_progress(progress, total, message)``, besides
+        what ``with_options`` set on this proxy (its time limits, its own ``on_progress``)."""
+        sender = self._sender
+        options = sender.options if isinstance(sender, _WithOptions) else RequestOptions()
+        earlier = options.on_progress
+
+        def report(note: Any) -> Any:
+            outcome = on_progress(note.progress, note.total, getattr(note, "message", None))
+            if earlier is None:
+                return outcome
+            return _both(outcome, earlier(note))
+
+        options = dataclasses.replace(options, on_progress=report)
+        return await _WithOptions(self.session, options).send_request(spec, params)
+
     async def send_notification(
         self, spec: NotificationSpec, params: Mapping[str, Any] | None
     ) -> None:
         """Send any notification by its spec."""
         await self._sender.send_notification(spec, params)
+
+
+async def _both(first: Any, second: Any) -> None:
+    """Await whichever of two callbacks' outcomes is awaitable."""
+    for outcome in (first, second):
+        if isinstance(outcome, Awaitable):
+            await outcome
 
 
 class _WithOptions:

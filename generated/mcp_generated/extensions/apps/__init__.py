@@ -29,7 +29,7 @@ CORE_REVISION: Final[str | None] = None
 SUBMODULES: Final = ("dispatch", "models")
 # What wrote this package, and the runtime interface its code uses: checked at import.
 GENERATOR_VERSION: Final = "0.3.0"
-RUNTIME_INTERFACE: Final = 1
+RUNTIME_INTERFACE: Final = 2
 
 __all__ = [
     "CORE_REVISION",
