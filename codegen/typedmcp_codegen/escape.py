@@ -24,6 +24,8 @@ from __future__ import annotations
 import keyword
 import re
 
+import jinja2
+
 from .errors import CodegenError
 
 #: A plain string a template may write as it is (see the module docstring).
@@ -87,8 +89,8 @@ def identifier(text: str) -> Code:
 
 def guard(value: object) -> object:
     """The environment's ``finalize``: let through only what cannot write code by itself."""
-    if isinstance(value, Code) or value is None or isinstance(value, int | float):
-        return value
+    if isinstance(value, Code | int | float | jinja2.Undefined) or value is None:
+        return value  # (StrictUndefined raises when written)
     if isinstance(value, str) and INERT.fullmatch(value):
         return value
     raise CodegenError(

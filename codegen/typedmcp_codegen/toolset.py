@@ -36,6 +36,7 @@ from .errors import CodegenError
 MANIFEST_FILE = "tools.json"
 CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 NOT_WORD = re.compile(r"[^0-9a-zA-Z]+")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: Names a generated module, method or argument must not take (a trailing ``_`` is added).
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(
     name for name in dir(builtins) if not name.startswith("_")
@@ -84,7 +85,9 @@ def manifest_text(manifest: dict[str, Any]) -> str:
     order of the models' fields and of the generated arguments."""
     canonical = {key: manifest[key] for key in sorted(manifest) if key != "tools"}
     canonical["tools"] = sorted(manifest["tools"], key=lambda tool: str(tool.get("name")))
-    return json.dumps(canonical, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(canonical, indent=2, ensure_ascii=False) + "\n"
+    # a lone surrogate (JSON allows "\ud800") cannot be written as UTF-8: keep its escape
+    return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
