@@ -421,3 +421,35 @@ asyncio.run(main())
                          check=False, cwd=REPO_ROOT)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.split() == ["True", str(len(COLLIDING))]
+
+
+def test_a_suffix_grows_to_the_whole_sha256_and_then_the_clash_is_a_clear_error() -> None:
+    digest = hashlib.sha256(b"get-sum").hexdigest()
+    squatters = [f"get_sum_{digest[:digits]}" for digits in range(8, 64, 4)]  # 8 .. 60 digits
+    chosen = module_names(["get-sum", "get_sum", *squatters])
+    assert chosen["get-sum"] == f"get_sum_{digest}"  # the last try: all 64 digits
+    assert all(chosen[name] == name for name in squatters)
+    with pytest.raises(CodegenError, match="has no free module name"):
+        module_names(["get-sum", "get_sum", *squatters, f"get_sum_{digest}"])
+
+
+def test_check_is_clean_for_a_package_of_colliding_names_and_names_a_renamed_module(tmp_path: Path) -> None:
+    def manifest(names: list[str]) -> dict[str, Any]:
+        return {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in names]}
+
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps(manifest(COLLIDING[:2])), encoding="utf-8")
+    out = tmp_path / "clash_tools"
+
+    def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "typedmcp_codegen", "tools", "--out", str(out), *arguments],
+                              capture_output=True, text=True, timeout=300, check=False)
+
+    assert cli("--manifest", str(first)).returncode == 0
+    assert cli("--check").returncode == 0  # from the vendored tools.json
+    second = tmp_path / "second.json"
+    second.write_text(json.dumps(manifest(COLLIDING[:3])), encoding="utf-8")
+    stale = cli("--check", "--manifest", str(second))
+    digest = hashlib.sha256(b"get-sum").hexdigest()
+    assert stale.returncode == 1
+    assert "module renamed" in stale.stdout and f"get_sum_{digest[:12]}" in stale.stdout, stale.stdout
