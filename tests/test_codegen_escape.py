@@ -194,6 +194,7 @@ def test_a_string_literal_reads_back_as_the_text_on_one_line(text: str) -> None:
 @example('"')
 @example('""')
 @example('a\\')
+@example('\\"')  # found by Hypothesis: an escaped-looking final quote
 @settings(max_examples=300)
 def test_a_docstring_reads_back_as_the_text_and_stays_one_string(text: str) -> None:
     body = docstring(text)

@@ -30,7 +30,8 @@ from .errors import CodegenError
 
 #: A plain string a template may write as it is (see the module docstring).
 INERT = re.compile(r"[A-Za-z0-9_.\-/, ]*")
-QUOTE_RUN = re.compile(r'"{3,}')
+#: Quotes a docstring escapes: every run of three or more, and the run that ends the text.
+QUOTE_RUN = re.compile(r'"{3,}|"+\Z')
 
 
 class Code(str):
@@ -55,15 +56,12 @@ def docstring(text: str) -> Code:
 
     Backslashes are doubled; every unprintable character but a newline and a tab is written
     as its escape (a carriage return, NUL, ``\\u2028``, a lone surrogate); every quote of a
-    run of three or more, and a final quote, is escaped.
+    run of three or more, and of the run that ends the text, is escaped.
     """
     safe = "".join(
         c if c.isprintable() or c in "\n\t" else _escape(c) for c in text.replace("\\", "\\\\")
     )
-    safe = QUOTE_RUN.sub(lambda match: '\\"' * len(match.group()), safe)
-    if safe.endswith('"') and not safe.endswith('\\"'):
-        safe = safe[:-1] + '\\"'
-    return Code(safe)
+    return Code(QUOTE_RUN.sub(lambda match: '\\"' * len(match.group()), safe))
 
 
 def string_literal(text: str) -> Code:
