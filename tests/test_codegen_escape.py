@@ -20,14 +20,14 @@ from typing import Any
 
 import jinja2
 import pytest
-from conftest import FIXTURES, REPO_ROOT
+from conftest import FIXTURES, RELEASED, REPO_ROOT
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from typedmcp_codegen.errors import CodegenError
 from typedmcp_codegen.escape import comment, docstring, guard, identifier, string_literal
 from typedmcp_codegen.generate import generate_package
-from typedmcp_codegen.load import SchemaSource, load_schema
+from typedmcp_codegen.load import LoadedSchema, SchemaSource, load_schema
 from typedmcp_codegen.models import checked_model_code
 from typedmcp_codegen.pins import load_pins
 from typedmcp_codegen.render import _environment
@@ -272,6 +272,9 @@ def test_a_hostile_snapshot_generates_a_package_whose_import_runs_nothing(
         [sys.executable, "-m", "typedmcp_codegen", "tools", "--out", str(tmp_path / "evil_tools"),
          "--manifest", str(manifest_file)], capture_output=True, text=True, timeout=300, check=False)
     assert ran.returncode == 0, ran.stderr
+    warnings = ran.stderr.splitlines()  # one printable line each, the server's text in them too
+    assert len(warnings) == ran.stderr.count("warning: tool ") >= 2
+    assert all(line.isprintable() for line in warnings), warnings
     package = tmp_path / "evil_tools"
     files = {path.name: path.read_text(encoding="utf-8") for path in package.iterdir() if path.is_file()}
     assert_only_template_statements(files, benign_shape)
@@ -332,14 +335,14 @@ def test_no_text_in_a_snapshot_writes_code_the_templates_do_not(
 
 # --- the protocol packages ----------------------------------------------------------------------
 
-def hostile_schema(p: str) -> dict[str, Any]:
-    """The tiny fixture schema with every description and title set to ``p``."""
+def hostile_schema(p: str, source: Path = TINY) -> dict[str, Any]:
+    """A schema (the tiny fixture's) with every description and title set to ``p``."""
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             return {key: p if key in ("description", "title") and isinstance(value, str) else walk(value)
                     for key, value in node.items()}
         return [walk(item) for item in node] if isinstance(node, list) else node
-    hostile: dict[str, Any] = walk(json.loads(TINY.read_text()))
+    hostile: dict[str, Any] = walk(json.loads(source.read_text()))
     return hostile
 
 
@@ -362,6 +365,26 @@ def test_a_schema_with_hostile_descriptions_generates_a_package_whose_import_run
     described = [node for path, text in files.items() if path.startswith("models/")
                  for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ClassDef)]
     assert any(ast.get_docstring(node, clean=False) is not None for node in described)
+
+
+@pytest.mark.parametrize("revision", RELEASED)
+def test_every_revision_with_hostile_descriptions_imports_without_running_anything(
+    revision: str, tmp_path: Path, spec_dir: Path
+) -> None:
+    marker = tmp_path / "ran"
+    p = "".join(payloads(marker))
+    pins = load_pins()
+    official = load_schema(revision, pins, SchemaSource(schema_dir=spec_dir))
+    hostile = LoadedSchema(official.revision, official.sha256, True, official.origin,
+                           hostile_schema(p, spec_dir / revision / "schema.json"))
+    files = generate_package(hostile, pins.find(revision)).files  # (past the pin's sha256 check)
+    benign = generate_package(official, pins.find(revision)).files
+    assert sorted(files) == sorted(benign)
+    for path in files:
+        if path.endswith(".py"):
+            assert import_time_shape(files[path]) == import_time_shape(benign[path]), path
+    write(files, tmp_path / "hostile_mcp")
+    import_everything(tmp_path, "hostile_mcp", marker)
 
 
 # --- tool module names ----------------------------------------------------------------------

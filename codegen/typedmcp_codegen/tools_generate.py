@@ -29,7 +29,7 @@ from .models import (
     ModelInfo, checked_model_code, index_models, model_options, prune_unused_imports, strip_generator_header,
 )
 from .pins import PinTable, package_name
-from .escape import Code, docstring, string_literal
+from .escape import Code, comment, docstring, identifier, string_literal
 from .render import _environment, _optional, _plain
 from .rewrite import add_discriminators, mark_nullable_optionals, open_objects, widen_number
 from .toolset import PARAMS, RESULT, Tool, ToolSet, reserved_aliases, tool_document
@@ -59,7 +59,7 @@ CONTRACT_WRAPPER = "class ToolsContract:\n"
 class ToolArgument:
     """One keyword argument of a tool's function and ``Tools`` method."""
 
-    name: str
+    name: Code
     annotation: Code
     qualified: Code
     required: bool
@@ -107,7 +107,9 @@ def emit_tool_models(tool: Tool) -> ToolModels:
 
 
 def _fallback(tool: Tool, reason: str) -> ToolModels:
-    warning = (f"tool {tool.name!r}: its schema could not be turned into models ({reason}); "
+    """The warning goes to the terminal and into a comment: the server's text in it (a
+    ``$ref``, the library's message) is on one printable line."""
+    warning = (f"tool {tool.name!r}: its schema could not be turned into models ({comment(reason)}); "
                "its arguments and structured result are typed dict[str, Any]")
     return ToolModels(Code(""), (), {}, warning)
 
@@ -219,7 +221,7 @@ def _tool_view(tool: Tool, models: ToolModels) -> dict[str, Any]:
                 if name in imported:
                     init_imports.setdefault(imported[name], set()).add(name)
             arguments.append(ToolArgument(
-                name=field.name,
+                name=identifier(field.name),
                 annotation=annotation,
                 qualified=_qualify(annotation, local, "_" + tool.module),
                 required=field.required,
@@ -234,7 +236,7 @@ def _tool_view(tool: Tool, models: ToolModels) -> dict[str, Any]:
     return {
         "name": tool.name,
         "name_literal": string_literal(tool.name),
-        "module": tool.module,
+        "module": identifier(tool.module),
         "doc": docstring(_tool_doc(tool)),
         "fallback": fallback,
         "warning": models.warning,
