@@ -18,11 +18,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError
+from .escape import Code
 from .names import RUNTIME_PACKAGE, snake_case
 from .document import walk_schemas
 from .rewrite import NULLABLE_MARK, rewrite_for_models
 
 MODEL_BASE_CLASS = f"{RUNTIME_PACKAGE}.model.MCPModel"
+#: What model code may import (``from X import ...``; ``from . import`` for sibling models).
+MODEL_IMPORTS = frozenset({
+    f"{RUNTIME_PACKAGE}.model", "pydantic", "typing", "typing_extensions", "datetime",
+    "decimal", "uuid", "ipaddress", "pathlib",
+})
+#: The only calls model code may make: pydantic's field and config, type aliases (the
+#: ``model_rebuild()`` of a class defined above is allowed at the top level as well).
+MODEL_CALLS = frozenset({"Field", "ConfigDict", "TypeAliasType"})
+#: Names a call in model code may pass as a value (``default_factory=list``).
+MODEL_CALL_NAMES = frozenset({"list", "dict"})
 # Python names for wire keys that snake-casing renders badly.
 FIXED_ALIASES = {"_meta": "meta", "$schema": "schema_"}
 
@@ -276,3 +287,63 @@ def _alias_target(node: ast.stmt) -> str | None:
         ):
             return target.id
     return None
+
+
+def checked_model_code(source: str) -> Code:
+    """datamodel-code-generator's output, once its syntax tree holds nothing but model code.
+
+    The schema's descriptions, titles, defaults, enum values and patterns reach that output
+    through the library's own quoting; this is the second line: whatever the text, the
+    module may only import from :data:`MODEL_IMPORTS`, define classes (docstrings, fields,
+    ``model_config``), assign names (type aliases, ``__all__``) and call ``model_rebuild()``, and call only
+    :data:`MODEL_CALLS` with literal arguments. ``ValueError`` names what is not.
+    """
+    tree = ast.parse(source)
+    classes = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module not in MODEL_IMPORTS:
+                raise ValueError(f"model code imports from {node.module}")
+        elif isinstance(node, ast.ClassDef):
+            if node.decorator_list or node.keywords:
+                raise ValueError(f"model class {node.name} has decorators or keywords")
+            for statement in node.body:
+                if not isinstance(statement, ast.AnnAssign | ast.Assign | ast.Pass) and not _is_text(statement):
+                    raise ValueError(f"model class {node.name} holds a {type(statement).__name__}")
+            classes.add(node.name)
+        elif isinstance(node, ast.Expr) and _is_rebuild(node.value, classes):
+            continue
+        elif not (_is_text(node) or isinstance(node, ast.Assign)):  # aliases, __all__
+            raise ValueError(f"model code holds a top-level {type(node).__name__} (line {node.lineno})")
+    for found in ast.walk(tree):
+        if isinstance(found, ast.Call) and not _is_rebuild(found, classes):
+            _check_call(found)
+        elif isinstance(found, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom
+                        | ast.comprehension | ast.Import | ast.Global | ast.Nonlocal):
+            raise ValueError(f"model code holds a {type(found).__name__}")
+    return Code(source)
+
+
+def _is_text(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _is_rebuild(node: ast.expr, classes: set[str]) -> bool:
+    """``Model.model_rebuild()`` of a class defined above."""
+    return (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "model_rebuild"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in classes)
+
+
+def _check_call(call: ast.Call) -> None:
+    name = call.func.id if isinstance(call.func, ast.Name) else ast.unparse(call.func)
+    if name not in MODEL_CALLS:
+        raise ValueError(f"model code calls {name} (line {call.lineno})")
+    if name == "TypeAliasType":
+        return  # its arguments are the alias's name and a type expression
+    for value in [*call.args, *(keyword.value for keyword in call.keywords)]:
+        for part in ast.walk(value):
+            if isinstance(part, ast.Name) and part.id not in MODEL_CALL_NAMES:
+                raise ValueError(f"model code passes {part.id} to {name} (line {call.lineno})")
+            if isinstance(part, ast.Attribute | ast.Subscript | ast.Starred):
+                raise ValueError(f"model code passes {ast.unparse(part)} to {name} (line {call.lineno})")

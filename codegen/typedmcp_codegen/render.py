@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -19,8 +18,9 @@ from . import __version__
 from .analyse import Direction, Notification, Protocol, Request, Variant
 from .document import HANDSHAKE_MESSAGES
 from .errors import CodegenError
+from .escape import Code, comment, docstring, guard, identifier, string_literal
 from .extension_pins import ExtensionPin
-from .models import Field, ModelInfo
+from .models import Field, ModelInfo, checked_model_code
 from .names import RUNTIME_INTERFACE, RUNTIME_PACKAGE
 from .pins import package_name
 
@@ -28,7 +28,6 @@ TYPING_NAMES = frozenset({"Any", "Literal"})
 ABC_NAMES = frozenset({"Mapping"})
 #: What a send method's ``meta`` takes besides its model (from ``collections.abc``).
 MAPPING_ANNOTATION = "Mapping[str, Any]"
-QUOTE_RUN = re.compile(r'"{3,}')
 # The models use pydantic's strict scalars; signatures show the plain types they accept.
 PLAIN_SCALARS = {"StrictInt": "int", "StrictFloat": "float", "StrictBool": "bool", "StrictStr": "str"}
 SCALAR_NAME = re.compile(r"\b(" + "|".join(PLAIN_SCALARS) + r")\b")
@@ -160,7 +159,7 @@ def render_models(
     environment = _environment()
     files = {
         f"models/{module}.py": environment.get_template("models.py.j2").render(
-            header=header, source=source
+            header=header, source=_checked(module, source)
         )
         for module, source in modules.items()
     }
@@ -169,6 +168,16 @@ def render_models(
         header=header, names=names
     )
     return files
+
+
+def _checked(module: str, source: str) -> Code:
+    try:
+        return checked_model_code(source)
+    except ValueError as exc:
+        raise CodegenError(
+            f"the models of {module} hold code a model does not need: {exc}",
+            "check the schema's descriptions and names; if it is the official file, report it",
+        ) from exc
 
 
 def render_extension_init(header: PackageHeader) -> str:
@@ -213,15 +222,13 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        finalize=guard,
     )
-    environment.filters["literal"] = string_literal
+    environment.filters.update(
+        comment=comment, docstring=docstring, literal=string_literal, identifier=identifier
+    )
     environment.globals["runtime"] = RUNTIME_PACKAGE
     return environment
-
-
-def string_literal(value: str) -> str:
-    """A Python string literal for any text taken from the schema (JSON escapes are Python's)."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _sent_by(direction: Direction, sender: Direction) -> bool:
@@ -332,7 +339,7 @@ def _operation(
                 "report this schema; the analysis and the model names disagree",
             )
         annotation = qualify(params_type, index)
-        annotation = annotation if message.params_required else f"{annotation} | None"
+        annotation = annotation if message.params_required else Code(f"{annotation} | None")
         if outbound and not info.is_alias:
             arguments = tuple(
                 Argument(
@@ -367,7 +374,7 @@ def _meta_argument(annotation: str, field: Field) -> str:
     mapping against the model before sending."""
     if field.wire_name != "_meta":
         return annotation
-    return annotation.replace(" | None", f" | {MAPPING_ANNOTATION} | None")
+    return Code(annotation.replace(" | None", f" | {MAPPING_ANNOTATION} | None"))
 
 
 def _argument_order(field: Field) -> tuple[bool, bool]:
@@ -393,11 +400,11 @@ class _QualifyModels(ast.NodeTransformer):
         return node
 
 
-def qualify(annotation: str, index: dict[str, ModelInfo]) -> str:
+def qualify(annotation: str, index: dict[str, ModelInfo]) -> Code:
     """Refer to model names through the lazy ``models`` package, so annotations resolve
     (``typing.get_type_hints``) without the stub module building any class at import."""
     tree = ast.parse(annotation, mode="eval")
-    return ast.unparse(_QualifyModels(set(index)).visit(tree))
+    return Code(ast.unparse(_QualifyModels(set(index)).visit(tree)))
 
 
 def _plain(annotation: str) -> str:
@@ -473,14 +480,3 @@ def _notification_entry(notification: Notification) -> dict[str, object]:
         "message": notification,
         "doc": docstring(notification.description or f"``{notification.method}``."),
     }
-
-
-def docstring(text: str) -> str:
-    """Text made safe inside a triple-quoted docstring, reading the same once parsed.
-
-    Backslashes are doubled; every quote of a run of three or more, and a final quote,
-    is escaped.
-    """
-    safe = text.replace("\\", "\\\\")
-    safe = QUOTE_RUN.sub(lambda match: '\\"' * len(match.group()), safe)
-    return safe[:-1] + '\\"' if safe.endswith('"') and not safe.endswith('\\"') else safe

@@ -25,9 +25,12 @@ from . import __version__
 from .document import walk_schemas
 from .errors import CodegenError
 from .format import format_files, format_source
-from .models import ModelInfo, index_models, model_options, prune_unused_imports, strip_generator_header
+from .models import (
+    ModelInfo, checked_model_code, index_models, model_options, prune_unused_imports, strip_generator_header,
+)
 from .pins import PinTable, package_name
-from .render import _environment, _optional, _plain, docstring, string_literal
+from .escape import Code, comment, docstring, identifier, string_literal
+from .render import _environment, _optional, _plain
 from .rewrite import add_discriminators, mark_nullable_optionals, open_objects, widen_number
 from .toolset import PARAMS, RESULT, Tool, ToolSet, reserved_aliases, tool_document
 
@@ -56,19 +59,19 @@ CONTRACT_WRAPPER = "class ToolsContract:\n"
 class ToolArgument:
     """One keyword argument of a tool's function and ``Tools`` method."""
 
-    name: str
-    annotation: str
-    qualified: str
+    name: Code
+    annotation: Code
+    qualified: Code
     required: bool
     #: The argument's wire name as a Python string literal.
-    wire_literal: str
+    wire_literal: Code
 
 
 @dataclass(frozen=True)
 class ToolModels:
     """What the models stage made of one tool: the model code, its imports, the index."""
 
-    code: str
+    code: Code
     imports: tuple[tuple[str, tuple[str, ...]], ...]
     index: dict[str, ModelInfo]
     warning: str | None
@@ -91,7 +94,7 @@ def emit_tool_models(tool: Tool) -> ToolModels:
             code = generate(json.dumps(document), **model_options(reserved_aliases(document)))
         if not isinstance(code, str):
             raise ValueError("no single module came back")
-        code = prune_unused_imports(strip_generator_header(code))
+        code = checked_model_code(prune_unused_imports(strip_generator_header(code)))
         index = index_models({"m": code})
     except Exception as exc:  # the library raises many types: fall back for this tool only
         return _fallback(tool, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
@@ -104,13 +107,16 @@ def emit_tool_models(tool: Tool) -> ToolModels:
 
 
 def _fallback(tool: Tool, reason: str) -> ToolModels:
-    warning = (f"tool {tool.name!r}: its schema could not be turned into models ({reason}); "
+    """The warning goes to the terminal and into a comment: the server's text in it (a
+    ``$ref``, the library's message) is on one printable line."""
+    warning = (f"tool {tool.name!r}: its schema could not be turned into models ({comment(reason)}); "
                "its arguments and structured result are typed dict[str, Any]")
-    return ToolModels("", (), {}, warning)
+    return ToolModels(Code(""), (), {}, warning)
 
 
-def _split_imports(code: str) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
-    """The module's top-level ``from x import y`` statements apart from the rest."""
+def _split_imports(code: Code) -> tuple[Code, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The module's top-level ``from x import y`` statements apart from the rest (checked
+    model code: the rest is too)."""
     tree = ast.parse(code)
     imports: dict[str, set[str]] = {}
     lines = code.splitlines(keepends=True)
@@ -121,7 +127,7 @@ def _split_imports(code: str) -> tuple[str, tuple[tuple[str, tuple[str, ...]], .
             del lines[node.lineno - 1 : node.end_lineno]
         elif isinstance(node, ast.Import):
             raise ValueError("unexpected plain import in the model code")
-    return "".join(lines).strip() + "\n", tuple(sorted((m, tuple(sorted(n))) for m, n in imports.items()))
+    return Code("".join(lines).strip() + "\n"), tuple(sorted((m, tuple(sorted(n))) for m, n in imports.items()))
 
 
 def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None = None) -> tuple[dict[str, str], list[str]]:
@@ -131,7 +137,7 @@ def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None
     when there are many tools and cores; the package init and ``_support`` come last."""
     revision = _result_revision(toolset.revision, pins)
     environment = _environment()
-    header = environment.get_template("tools_header.j2").render(toolset=toolset)
+    header = Code(environment.get_template("tools_header.j2").render(toolset=toolset))
     jobs = [(tool, header) for tool in toolset.tools]
     workers = workers or min(8, os.cpu_count() or 1)
     if len(jobs) >= POOL_THRESHOLD and workers > 1:
@@ -153,7 +159,7 @@ def generate_tools_package(toolset: ToolSet, pins: PinTable, workers: int | None
     if revision not in OLD_CONTENT_REVISIONS:  # structuredContent exists from 2025-06-18
         files["contract.py"] = environment.get_template("tools_contract.py.j2").render(
             tools=views, server_package=f"mcp_generated.{package_name(revision)}",
-            list_params=LIST_TOOLS_PARAMS.get(revision, "models.PaginatedRequestParams | None"),
+            list_params=Code(LIST_TOOLS_PARAMS.get(revision, "models.PaginatedRequestParams | None")),
             **common)
     files = format_files(files)
     # each method was formatted on its own (in the pool): black would put each one after
@@ -174,12 +180,12 @@ def _template(name: str) -> jinja2.Template:
     return _environment().get_template(name)
 
 
-def build_tool_module(job: tuple[Tool, str]) -> tuple[dict[str, Any], str]:
+def build_tool_module(job: tuple[Tool, Code]) -> tuple[dict[str, Any], str]:
     """One tool's formatted module and the view data the package init needs of it."""
     tool, header = job
     view = _tool_view(tool, emit_tool_models(tool))
     text = _template("tools_module.py.j2").render(tool=view, header=header)
-    view["code"] = ""  # only the module needs it
+    view["code"] = Code("")  # only the module needs it
     method = format_source("__init__.py", _template("tools_method.py.j2").render(tool=view))
     view["method"] = method.removeprefix(METHOD_WRAPPER)
     abstract = format_source("contract.py", _template("tools_contract_method.py.j2").render(tool=view))
@@ -210,12 +216,12 @@ def _tool_view(tool: Tool, models: ToolModels) -> dict[str, Any]:
     if not fallback:
         local = set(models.index)
         for field in sorted(models.index[PARAMS].fields, key=lambda f: not f.required):
-            annotation = _plain(field.annotation if field.required else _optional(field.annotation))
+            annotation = Code(_plain(field.annotation if field.required else _optional(field.annotation)))
             for name in _names([annotation]) - local:
                 if name in imported:
                     init_imports.setdefault(imported[name], set()).add(name)
             arguments.append(ToolArgument(
-                name=field.name,
+                name=identifier(field.name),
                 annotation=annotation,
                 qualified=_qualify(annotation, local, "_" + tool.module),
                 required=field.required,
@@ -230,7 +236,7 @@ def _tool_view(tool: Tool, models: ToolModels) -> dict[str, Any]:
     return {
         "name": tool.name,
         "name_literal": string_literal(tool.name),
-        "module": tool.module,
+        "module": identifier(tool.module),
         "doc": docstring(_tool_doc(tool)),
         "fallback": fallback,
         "warning": models.warning,
@@ -285,9 +291,9 @@ class _Qualify(ast.NodeTransformer):
         return node
 
 
-def _qualify(annotation: str, names: set[str], module: str) -> str:
+def _qualify(annotation: str, names: set[str], module: str) -> Code:
     """``Loc | None`` -> ``_get_sum.Loc | None`` (the package init names each tool module)."""
-    return ast.unparse(_Qualify(names, module).visit(ast.parse(annotation, mode="eval")))
+    return Code(ast.unparse(_Qualify(names, module).visit(ast.parse(annotation, mode="eval"))))
 
 
 def _names(annotations: list[str]) -> set[str]:

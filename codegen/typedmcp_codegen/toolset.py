@@ -6,11 +6,16 @@ A snapshot (``tools.json``) is ``{"tools": [...], "serverInfo": {...}, "protocol
 what the package was generated from.
 
 Module names (also the ``Tools`` method names) are the snake_case of the tool name: camel
-humps split, every run of other characters one ``_``, lower case; a leading digit gets
-``tool_``, a Python keyword or builtin a trailing ``_``. When several tools map to the same
-name, the tool whose name already *is* that name keeps it and every other one gets
-``_`` plus the first 8 hex digits of the sha256 of its own name (``get-sum`` beside
-``get_sum`` -> ``get_sum_<8 hex>``), so a name never depends on the order tools are listed in.
+humps split, every run of other characters one ``_``, lower case (so two module files never
+differ only by case); a leading digit gets ``tool_``; a Python keyword or builtin, or a name
+the package itself uses (:data:`PACKAGE_NAMES`: ``support`` would be imported as
+``_support``, ``client_of`` would replace the init's function), a trailing ``_``. When several
+tools map to the same name, the tool whose name already *is* that name keeps it and every
+other one gets ``_`` plus the first 8 hex digits of the sha256 of its own name (``get-sum``
+beside ``get_sum`` -> ``get_sum_<8 hex>``). Then again: a suffixed name that another tool
+keeps (a tool named ``get_sum_<those 8 hex>``), or that an earlier suffixed tool (by tool
+name) took, gets 4 hex digits more, until it is free. No name depends on the order tools
+are listed in.
 """
 
 from __future__ import annotations
@@ -31,12 +36,20 @@ from .errors import CodegenError
 MANIFEST_FILE = "tools.json"
 CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 NOT_WORD = re.compile(r"[^0-9a-zA-Z]+")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: Names a generated module, method or argument must not take (a trailing ``_`` is added).
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(
     name for name in dir(builtins) if not name.startswith("_")
 ) | frozenset({"self", "cls"})
-#: Module names the package itself uses.
-PACKAGE_MODULES = frozenset({"_support", "contract"})
+#: Names in the package's own namespace: its modules, what ``__init__.py`` defines and
+#: imports (lower-case ones only: module names are lower case) and the names argument types
+#: import there. A module ``m`` is taken if ``m`` or its alias ``_m`` is one of them.
+PACKAGE_NAMES = frozenset({
+    "_support", "contract", "tools", "client_of", "overload", "cast", "date", "datetime", "time",
+    "timedelta", "annotations",
+})
+#: Hex digits of the sha256 of a tool's name in a disambiguating suffix: the first try.
+SUFFIX_DIGITS = 8
 PARAMS, RESULT = "Params", "Result"
 REF_PREFIXES = ("#/$defs/", "#/definitions/")
 
@@ -72,7 +85,9 @@ def manifest_text(manifest: dict[str, Any]) -> str:
     order of the models' fields and of the generated arguments."""
     canonical = {key: manifest[key] for key in sorted(manifest) if key != "tools"}
     canonical["tools"] = sorted(manifest["tools"], key=lambda tool: str(tool.get("name")))
-    return json.dumps(canonical, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(canonical, indent=2, ensure_ascii=False) + "\n"
+    # a lone surrogate (JSON allows "\ud800") cannot be written as UTF-8: keep its escape
+    return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
@@ -152,7 +167,8 @@ def python_name(name: str) -> str:
     words = re.sub("_+", "_", words) or "tool"
     if words[0].isdigit():
         words = "tool_" + words
-    return words + "_" if words in RESERVED or words in PACKAGE_MODULES else words
+    taken = words in RESERVED or words in PACKAGE_NAMES or "_" + words in PACKAGE_NAMES
+    return words + "_" if taken else words
 
 
 def module_names(tool_names: list[str]) -> dict[str, str]:
@@ -161,11 +177,26 @@ def module_names(tool_names: list[str]) -> dict[str, str]:
     for name in tool_names:
         groups.setdefault(python_name(name), []).append(name)
     chosen = {}
+    suffixed = []
     for base, members in groups.items():
         for name in members:
-            keep = len(members) == 1 or name == base
-            suffix = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-            chosen[name] = base if keep else f"{base.rstrip('_')}_{suffix}"
+            if len(members) == 1 or name == base:
+                chosen[name] = base
+            else:
+                suffixed.append(name)
+    taken = set(chosen.values())
+    for name in sorted(suffixed):
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()
+        stem = python_name(name).rstrip("_")
+        for digits in range(SUFFIX_DIGITS, len(digest) + 1, 4):
+            candidate = f"{stem}_{digest[:digits]}"
+            if candidate not in taken:
+                break
+        else:  # a tool named after the whole sha256 of another's name
+            raise CodegenError(f"tool {name!r} has no free module name",
+                               "rename one of the server's tools")
+        chosen[name] = candidate
+        taken.add(candidate)
     return chosen
 
 
