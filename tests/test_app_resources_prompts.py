@@ -328,6 +328,9 @@ def test_a_path_variable_is_declared_with_a_plus_and_listed_as_written() -> None
     for bad in ("tree://{+}", "tree://{++path}", "tree://{#path}", "tree://{+pa th}"):
         with pytest.raises(DeclarationError, match=r"is not a variable; use \{name\}"):
             UriTemplate.parse(bad, "t")
+    for unbalanced in ("tree://{path", "tree://path}", "tree://{+path}/{"):
+        with pytest.raises(DeclarationError, match="unbalanced braces"):
+            UriTemplate.parse(unbalanced, "t")
 
     async def steps(client: Any) -> Any:
         return wire(await client.list_resource_templates())
