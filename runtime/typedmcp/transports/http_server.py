@@ -19,9 +19,9 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pydantic_core import from_json
-
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
+from ..engine.jsonrpc import (
+    INVALID_REQUEST, Engine, RpcError, decode, encode_error, is_request_id, parse_error, quoted,
+)
 from ..protocol.errors import SERVED_AT
 from ..protocol.origin import BearerCheck, serving_origin
 from ..protocol.server import ServerSession
@@ -318,7 +318,7 @@ class HttpApp(Mountable):
         if body is None:
             return
         try:
-            message = from_json(body, allow_inf_nan=False, cache_strings="keys")
+            message = decode(body, cache_strings="keys")
         except ValueError as exc:
             await respond_error(send, 400, parse_error(body, exc))
             return

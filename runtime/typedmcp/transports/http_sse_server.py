@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import parse_qs, quote
 
-from pydantic_core import from_json
 
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
+from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, decode, parse_error
 from ..protocol.server import ServerSession
 from .access_gate import refused_access
 from .asgi import (
@@ -306,7 +305,7 @@ class SseEndpoint:
             return
         policy = connection.server.access_policy
         if policy and principal is not None and await refused_access(
-            self.host, scope, headers, policy, from_json(body, allow_inf_nan=False), principal, send
+            self.host, scope, headers, policy, decode(body), principal, send
         ):
             return  # 403: the token may not do this (nothing reached the stream)
         await connection.inbox.put(body)
@@ -327,7 +326,7 @@ def _pinned(packages: list[Any]) -> list[Any]:
 def _shape_problem(body: bytes, batches: bool) -> RpcError | None:
     """Why ``body`` is not one JSON-RPC message (or an allowed batch); None when it is."""
     try:
-        message = from_json(body, allow_inf_nan=False)
+        message = decode(body)
     except ValueError as exc:
         return parse_error(body, exc)
     if isinstance(message, list):
