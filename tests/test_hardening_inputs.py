@@ -7,16 +7,26 @@ time limit, and a made-up session id does not log a warning per request.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import time
 
 import pytest
 from test_hardening_engine import OVERFLOWING
 from test_http_server import (  # the autouse fixture: hang up leftovers, re-raise app errors
+    ServerThread,
+    Tools,
     _no_exchange_left_running,  # noqa: F401
     call,
     initialize,
+    make_app,
+    post_headers,
+    raw_initialize,
+    rpc,
     send,
 )
+from test_legacy_sse import initialized, serving
 
 from typedmcp.app import McpApp
 from typedmcp.engine.jsonrpc import PARSE_ERROR, NonFiniteNumber, decode
@@ -117,3 +127,179 @@ async def test_a_float_tool_never_runs_with_infinity_and_its_caller_gets_a_parse
     fine = await send(served, body=call(2, "double", {"x": 1.5}), session=session)
     assert fine.json()["result"]["structuredContent"] == {"result": 3.0}
     assert seen == [1.5]
+
+
+# == request bodies: cut short, dribbled ==========================================================
+
+
+class Connection:
+    """A raw HTTP/1.1 connection to a server under uvicorn, for requests sent in pieces."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        return cls(*await asyncio.open_connection("127.0.0.1", port))
+
+    async def head(self, port: int, path: str, headers: dict[str, str]) -> None:
+        lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", *(f"{k}: {v}" for k, v in headers.items())]
+        await self.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+
+    async def write(self, data: bytes) -> None:
+        self.writer.write(data)
+        await self.writer.drain()
+
+    async def answer(self, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
+        """The status, headers and (Content-Length) body of the response."""
+        head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), timeout)
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines if ":" in line)}
+        body = await asyncio.wait_for(self.reader.readexactly(int(headers.get("content-length", "0"))), timeout)
+        return int(status_line.split()[1]), headers, body
+
+    async def closed_by_server(self, timeout: float = 5.0) -> bool:
+        return await asyncio.wait_for(self.reader.read(), timeout) == b""
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def settle(seconds: float = 0.3) -> None:
+    await asyncio.sleep(seconds)
+
+
+def echo_call(request_id: int) -> bytes:
+    return json.dumps(call(request_id, "echo", {"said": "cut short"})).encode()
+
+
+MODERN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
+
+
+def modern_call(request_id: int) -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    message = call(request_id, "echo", {"said": "cut short"})
+    message["params"]["_meta"] = meta
+    return json.dumps(message).encode()
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_a_post_cut_short_by_a_hang_up_is_never_executed(era: str) -> None:
+    """Content-Length 100 bytes more than sent, then the client hangs up: the tool does not run
+    (before: the handshake era ran the JSON received so far)."""
+    tools = Tools()
+    with ServerThread(make_app(tools)) as server:
+        if era == "handshake":
+            headers = post_headers(await raw_initialize(server.port))
+            body = echo_call(1)
+        else:
+            headers = {**post_headers(), **MODERN_HEADERS}
+            body = modern_call(1)
+        connection = await Connection.open(server.port)
+        await connection.head(server.port, "/mcp", {**headers, "Content-Length": str(len(body) + 100)})
+        await connection.write(body)
+        await settle()
+        connection.writer.transport.abort()  # (a hang-up: no more of the body will come)
+        await settle()
+        assert tools.calls == []
+        whole = await Connection.open(server.port)  # the same request, whole: it runs
+        await whole.head(server.port, "/mcp", {**headers, "Content-Length": str(len(body))})
+        await whole.write(body)
+        status, _, _ = await whole.answer()
+        whole.close()
+        assert status == 200 and tools.calls == ["echo"]
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+async def test_a_body_that_stops_coming_is_answered_408_after_the_body_read_time_limit(framing: str) -> None:
+    tools = Tools()
+    with ServerThread(make_app(tools, body_read_timeout=0.4)) as server:
+        headers = post_headers(await raw_initialize(server.port))
+        body = echo_call(1)
+        connection = await Connection.open(server.port)
+        if framing == "chunked":
+            await connection.head(server.port, "/mcp", {**headers, "Transfer-Encoding": "chunked"})
+            await connection.write(b"%x\r\n%s\r\n" % (len(body) - 5, body[:-5]))  # and never the last chunk
+        else:
+            await connection.head(server.port, "/mcp", {**headers, "Content-Length": str(len(body))})
+            await connection.write(body[:-5])
+        started = time.monotonic()
+        status, answered, content = await connection.answer()
+        waited = time.monotonic() - started
+        assert status == 408 and 0.3 < waited < 3, waited
+        assert answered["connection"] == "close"
+        error = json.loads(content)["error"]
+        assert error == {
+            "code": -32600,
+            "message": "Request Timeout: no part of the request body came for 0.4 seconds; send the body without pauses",
+        }
+        assert await connection.closed_by_server()  # nothing more is read
+        connection.close()
+        assert tools.calls == []
+
+
+async def test_the_body_read_time_limit_is_between_parts_not_for_the_whole_body() -> None:
+    """A body sent in parts 0.15 s apart, 0.9 s in all, with a limit of 0.4 s: served."""
+    tools = Tools()
+    with ServerThread(make_app(tools, body_read_timeout=0.4)) as server:
+        headers = post_headers(await raw_initialize(server.port))
+        body = echo_call(1)
+        connection = await Connection.open(server.port)
+        await connection.head(server.port, "/mcp", {**headers, "Content-Length": str(len(body))})
+        for start in range(0, len(body), len(body) // 6 + 1):
+            await connection.write(body[start : start + len(body) // 6 + 1])
+            await asyncio.sleep(0.15)
+        status, _, content = await connection.answer()
+        connection.close()
+        assert status == 200 and json.loads(content)["id"] == 1
+        assert tools.calls == ["echo"]
+
+
+async def test_a_legacy_sse_post_that_stops_coming_is_answered_408_and_one_cut_short_is_dropped() -> None:
+    tools = Tools()
+    app = make_app(tools, legacy_sse=True, body_read_timeout=0.4)
+    async with serving(app) as server:
+        stream, uri = await asyncio.wait_for(initialized(server.port), 10)
+        body = echo_call(1)
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        dribbled = await Connection.open(server.port)
+        await dribbled.head(server.port, uri, headers)
+        await dribbled.write(body[:-5])
+        status, _, _ = await dribbled.answer()
+        dribbled.close()
+        assert status == 408
+        cut = await Connection.open(server.port)
+        await cut.head(server.port, uri, {**headers, "Content-Length": str(len(body) + 100)})
+        await cut.write(body)
+        await settle()
+        cut.writer.transport.abort()
+        await settle()
+        assert tools.calls == []
+        stream.close()
+
+
+async def test_the_body_read_time_limit_must_be_positive() -> None:
+    for bad in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"body_read_timeout must be a positive number of seconds"):
+            make_app(body_read_timeout=bad)
+
+
+# == a made-up session id =========================================================================
+
+
+async def test_made_up_session_ids_of_another_worker_log_a_bounded_number_of_warnings(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """1,000 requests with a made-up ``Mcp-Session-Id`` that looks like another worker's
+    (it has a ``-``), unauthenticated: each gets 404, and the log has a few warnings, not 1,000."""
+    app = make_app()
+    with caplog.at_level(logging.DEBUG, logger="typedmcp"):
+        for number in range(1000):
+            reply = await send(app, body=rpc(number, "ping"), session=f"beef00-made-up-{number}")
+            assert reply.status == 404
+    warnings = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert 1 <= len(warnings) <= 3, [record.getMessage() for record in warnings]
+    assert "created by another worker process" in warnings[0].getMessage()

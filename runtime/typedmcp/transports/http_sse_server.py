@@ -69,6 +69,9 @@ class SseHost(Protocol):
     def max_body_bytes(self) -> int: ...
 
     @property
+    def body_read_timeout(self) -> float: ...
+
+    @property
     def max_sessions(self) -> int: ...
 
     @property
@@ -174,6 +177,7 @@ class SseEndpoint:
         self.endpoint = paths.messages  # as given: announced with its trailing slash, if any
         self.make_session: Callable[[], ServerSession] = app.make_session
         self.max_body_bytes = app.max_body_bytes
+        self.body_read_timeout = app.body_read_timeout
         self.max_connections = app.max_sessions
         # Every stream is a live connection, never idle: a client over its cap is refused
         # (429) rather than cutting another of its streams, and it cannot fill the server.
@@ -296,7 +300,7 @@ class SseEndpoint:
             headers, send, self.max_body_bytes, default_type="application/json"
         ):
             return
-        body = await read_limited_body(receive, send, self.max_body_bytes)
+        body = await read_limited_body(receive, send, self.max_body_bytes, self.body_read_timeout)
         if body is None:
             return
         problem = _shape_problem(body, connection.engine.accept_batches())
