@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import time
+from typing import Any
 
 import pytest
 from test_hardening_engine import OVERFLOWING
@@ -29,7 +30,8 @@ from test_http_server import (  # the autouse fixture: hang up leftovers, re-rai
 from test_legacy_sse import initialized, serving
 
 from typedmcp.app import McpApp
-from typedmcp.engine.jsonrpc import PARSE_ERROR, NonFiniteNumber, decode
+from typedmcp.engine.jsonrpc import PARSE_ERROR
+from typedmcp.engine.peer_json import NonFiniteNumber, decode
 from typedmcp.serving import http_app
 
 pytestmark = pytest.mark.anyio
@@ -303,3 +305,38 @@ async def test_made_up_session_ids_of_another_worker_log_a_bounded_number_of_war
     warnings = [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert 1 <= len(warnings) <= 3, [record.getMessage() for record in warnings]
     assert "created by another worker process" in warnings[0].getMessage()
+
+
+async def test_a_cancelled_request_is_cancelled_while_its_body_is_read_not_answered_408() -> None:
+    """Only the body's own time limit becomes a 408: a request cancelled from outside (the
+    server shutting down) while it waits for its body stays cancelled."""
+    app = make_app(body_read_timeout=30)
+    session = await initialize(app)
+    sent: list[Any] = []
+    more = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if not sent and not more.is_set():
+            more.set()
+            return {"type": "http.request", "body": b'{"jsonrpc": "2.0", ', "more_body": True}
+        await asyncio.Event().wait()  # the rest never comes
+        raise AssertionError
+
+    async def record(message: Any) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
+                    (b"accept", b"application/json, text/event-stream"), (b"mcp-session-id", session.encode())],
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+    }
+    task = asyncio.ensure_future(app(scope, receive, record))
+    await more.wait()
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sent == []
+    assert not app.body_deadlines._pending  # (the body's deadline left the table)

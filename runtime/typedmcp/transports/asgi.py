@@ -16,6 +16,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, RpcError, encode_error
+from ..protocol.deadlines import Deadlines
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -59,22 +60,15 @@ class BodyProblem(enum.Enum):
     HUNG_UP = 0  # the client hung up before the end of the body: nothing to answer, nothing run
 
 
-async def read_body(receive: Receive, limit: int, idle_timeout: float) -> bytes | BodyProblem:
+async def read_body(
+    receive: Receive, limit: int, idle_timeout: float, deadlines: Deadlines
+) -> bytes | BodyProblem:
     """The request body, whole; or why not. A body cut short by a hang-up is never handed
-    on (a request that was not sent in full is not executed). One timer per request limits
-    each wait for the next part to ``idle_timeout`` seconds; when it rings the wait is
-    cancelled (the timer cancels this task, and only this wait catches it)."""
-    task = asyncio.current_task()
-    assert task is not None
-    expired = False
-
-    def expire() -> None:
-        nonlocal expired
-        expired = True
-        task.cancel()
-
-    loop = asyncio.get_running_loop()
-    timer = loop.call_later(idle_timeout, expire)
+    on (a request that was not sent in full is not executed). Each wait for the next part
+    may last ``idle_timeout`` seconds: a deadline in ``deadlines`` (the app's table, one timer
+    for all its requests, as for outgoing requests), pushed out by each part; when it runs
+    out the table cancels this task, and only the wait here catches it."""
+    key, deadline = deadlines.start(idle_timeout, step=idle_timeout)
     try:
         message = await receive()
         if message["type"] == "http.request" and not message.get("more_body", False):
@@ -92,15 +86,14 @@ async def read_body(receive: Receive, limit: int, idle_timeout: float) -> bytes 
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
-            timer.cancel()
-            timer = loop.call_later(idle_timeout, expire)
+            deadline.extend()
             message = await receive()
     except asyncio.CancelledError:
-        if not expired or _still_cancelled(task):
+        if not deadline.expired or _still_cancelled(deadline.task):
             raise
         return BodyProblem.TIMED_OUT
     finally:
-        timer.cancel()
+        deadlines.finish(key)
 
 
 def _still_cancelled(task: asyncio.Task[Any]) -> bool:
@@ -137,12 +130,14 @@ async def refused_json_post(
     return False
 
 
-async def read_limited_body(receive: Receive, send: Send, limit: int, idle_timeout: float) -> bytes | None:
+async def read_limited_body(
+    receive: Receive, send: Send, limit: int, idle_timeout: float, deadlines: Deadlines
+) -> bytes | None:
     """The request body (see :func:`read_body`); None when there is none to serve: it grew
     over ``limit`` bytes (answered 413), paused for ``idle_timeout`` seconds (answered 408,
     and the connection closed: the rest of the body is never read), or the client hung up
     before its end (nothing to answer)."""
-    body = await read_body(receive, limit, idle_timeout)
+    body = await read_body(receive, limit, idle_timeout, deadlines)
     if not isinstance(body, BodyProblem):
         return body
     if body is BodyProblem.TOO_LARGE:

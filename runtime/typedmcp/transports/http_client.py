@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic_core import from_json, to_json
 
-from ..engine.jsonrpc import ConnectionClosed, decode
+from ..engine.jsonrpc import ConnectionClosed
+from ..engine.peer_json import decode
 from ..protocol.errors import AuthRequired, HttpError
 from .http_headers import CALL_HEADERS, REQUEST_HEADERS
 from .http_wire import BrokenReply, HttpOptions, ServerUnreachable

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..engine.jsonrpc import (
-    INVALID_REQUEST, Engine, RpcError, decode, encode_error, is_request_id, parse_error, quoted,
-)
+from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
+from ..engine.peer_json import decode
+from ..protocol.deadlines import Deadlines
 from ..protocol.errors import SERVED_AT
 from ..protocol.origin import BearerCheck, serving_origin
 from ..protocol.server import ServerSession
@@ -138,6 +138,7 @@ class HttpApp(Mountable):
         self._host_check = HostCheck()  # (its verdicts, per Host and Origin)
         self.max_body_bytes = max_body_bytes
         self.body_read_timeout = check_body_read_timeout(body_read_timeout)
+        self.body_deadlines = Deadlines()  # (the body reads' time limits: one timer for all)
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
@@ -338,7 +339,9 @@ class HttpApp(Mountable):
             problem = "Not Acceptable: Accept must list application/json and text/event-stream"
             await respond_error(send, 406, RpcError(INVALID_REQUEST, problem))
             return
-        body = await read_limited_body(receive, send, self.max_body_bytes, self.body_read_timeout)
+        body = await read_limited_body(
+            receive, send, self.max_body_bytes, self.body_read_timeout, self.body_deadlines
+        )
         if body is None:
             return
         try:

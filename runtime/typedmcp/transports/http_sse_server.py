@@ -25,7 +25,9 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, quote
 
 
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, decode, parse_error
+from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
+from ..engine.peer_json import decode
+from ..protocol.deadlines import Deadlines
 from ..protocol.server import ServerSession
 from .access_gate import refused_access
 from .asgi import (
@@ -70,6 +72,9 @@ class SseHost(Protocol):
 
     @property
     def body_read_timeout(self) -> float: ...
+
+    @property
+    def body_deadlines(self) -> Deadlines: ...
 
     @property
     def max_sessions(self) -> int: ...
@@ -177,7 +182,7 @@ class SseEndpoint:
         self.endpoint = paths.messages  # as given: announced with its trailing slash, if any
         self.make_session: Callable[[], ServerSession] = app.make_session
         self.max_body_bytes = app.max_body_bytes
-        self.body_read_timeout = app.body_read_timeout
+        self.body_read_timeout, self.body_deadlines = app.body_read_timeout, app.body_deadlines
         self.max_connections = app.max_sessions
         # Every stream is a live connection, never idle: a client over its cap is refused
         # (429) rather than cutting another of its streams, and it cannot fill the server.
@@ -300,7 +305,9 @@ class SseEndpoint:
             headers, send, self.max_body_bytes, default_type="application/json"
         ):
             return
-        body = await read_limited_body(receive, send, self.max_body_bytes, self.body_read_timeout)
+        body = await read_limited_body(
+            receive, send, self.max_body_bytes, self.body_read_timeout, self.body_deadlines
+        )
         if body is None:
             return
         problem = _shape_problem(body, connection.engine.accept_batches())

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..engine.jsonrpc import decode
+from ..engine.peer_json import decode
 
 if TYPE_CHECKING:
     import aiohttp
