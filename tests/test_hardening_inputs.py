@@ -58,6 +58,7 @@ LARGEST = "1.7976931348623157e308"  # the largest float
         "9" * 309 + ".0",  # 309 digits before the point, no exponent
         "9" * 210 + ".5e99",  # 210 digits and a two-digit exponent
         "1" + "0" * 400 + "e-50",  # a long mantissa brings a negative exponent over
+        "1" + "0" * 35 + "e400",  # 40 characters: named whole
     ],
 )
 async def test_a_number_too_large_for_a_float_is_refused_naming_it(literal: str) -> None:
@@ -89,6 +90,13 @@ async def test_a_number_too_large_for_a_float_is_refused_naming_it(literal: str)
 async def test_a_finite_number_or_a_string_that_looks_large_is_read(literal: str) -> None:
     data = b'{"x": [' + literal.encode() + b"]}"
     assert decode(data) == json.loads(data)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+async def test_nan_and_the_infinities_are_not_json(literal: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        decode(b'{"x": [1, ' + literal.encode() + b"]}")
+    assert not isinstance(refused.value, NonFiniteNumber)  # (pydantic-core's own parse error)
 
 
 async def test_the_id_of_a_refused_number_is_a_requests_own() -> None:
