@@ -223,7 +223,7 @@ def test_template_parameters_must_be_its_variables() -> None:
         "parameters ['book'] are not variables of the URI; URI variables ['book_id'] are not parameters; "
         "a resource's parameters are exactly its URI's {variables} (plus, optionally, the Context)"
     )
-    with pytest.raises(DeclarationError, match=r"\{x\*\} in 'a://\{x\*\}' is not a simple variable"):
+    with pytest.raises(DeclarationError, match=r"\{x\*\} in 'a://\{x\*\}' is not a variable; use \{name\}"):
         app.add_resource(lambda: "", "a://{x*}")
     with pytest.raises(DeclarationError, match="is not a URI"):
         app.add_resource(lambda: "", "index")
@@ -234,7 +234,112 @@ def test_uri_templates_match_one_segment_per_variable() -> None:
     assert template.match("notes://work/12") == {"folder": "work", "note_id": "12"}
     assert template.match("notes://work/sub/12") is None
     assert template.match("notes://work/") is None
-    assert template.match("notes://a%2Fb/1") == {"folder": "a/b", "note_id": "1"}
+    assert template.match("notes://a%20b/1") == {"folder": "a b", "note_id": "1"}
+
+
+HOSTILE_URIS = [
+    "files://..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+    "files://%2Fetc%2Fpasswd",
+    "files://..%5C..%5Cx",
+    "files://hello.txt%00.png",
+    "files://..",
+    "files://%2E%2E",
+    "files://.",
+]
+
+
+def file_server(root: Any) -> McpApp:
+    """The issue's server: ``files://{name}`` read as ``root / name``, and the opt-out
+    ``tree://{+path}`` read the same way."""
+    app = McpApp("files")
+
+    @app.resource("files://{name}")
+    def read_file(name: str) -> str:
+        return (root / name).read_text()
+
+    @app.resource("tree://{+path}")
+    def read_tree(path: str) -> str:
+        return (root / path).read_text()
+
+    return app
+
+
+@pytest.mark.parametrize("uri", HOSTILE_URIS)
+def test_a_variable_that_decodes_to_a_path_is_an_unknown_resource(uri: str, tmp_path: Any) -> None:
+    """``files://{name}`` with ``(root / name).read_text()``: a value decoding to ``/``,
+    ``\\``, NUL, ``.`` or ``..`` does not match the template, and is answered as any URI
+    no template serves (before: ``/etc/passwd``, or "Internal error")."""
+    (tmp_path / "hello.txt").write_text("hello")
+
+    async def steps(client: Any) -> list[tuple[int, str, Any]]:
+        assert wire(await client.read_resource(uri="files://hello.txt"))["contents"][0]["text"] == "hello"
+        found = []
+        for asked in (uri, "nothing://here"):
+            with pytest.raises(RpcError) as failed:
+                await client.read_resource(uri=asked)
+            found.append((failed.value.code, failed.value.message.replace(asked, "<uri>"), failed.value.data))
+        return found
+
+    refused, unknown = run(file_server(tmp_path), steps)
+    assert refused == (-32002, "Resource not found: <uri>", {"uri": uri})
+    assert refused[:2] == unknown[:2]
+
+
+@pytest.mark.parametrize(
+    ("uri", "text"),
+    [
+        ("tree://docs/a.txt", "deep"),
+        ("tree://docs%2Fa.txt", "deep"),
+        ("tree://hello.txt", "hello"),
+        ("tree://docs/./a.txt", "deep"),
+        ("tree://..", None),
+        ("tree://docs/../hello.txt", None),
+        ("tree://docs%2F..%2F..%2Fx", None),
+        ("tree://docs%5C..%5C..%5Cx", None),
+        ("tree://%2Fetc%2Fpasswd", None),
+        ("tree:///etc/passwd", None),
+        ("tree://%5Cetc", None),
+        ("tree://C:%5CWindows", None),
+        ("tree://docs/a.txt%00.png", None),
+    ],
+)
+def test_a_path_variable_takes_relative_paths_and_still_refuses_dot_dot_and_absolute_ones(
+    uri: str, text: str | None, tmp_path: Any
+) -> None:
+    """``{+path}``, the opt-out: ``/`` is allowed, ``..`` segments, absolute paths (``/``,
+    ``\\``, a drive) and NUL are still an unknown resource."""
+    (tmp_path / "hello.txt").write_text("hello")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("deep")
+
+    async def steps(client: Any) -> Any:
+        try:
+            return wire(await client.read_resource(uri=uri))["contents"][0]["text"]
+        except RpcError as error:
+            return error.code, error.message
+
+    assert run(file_server(tmp_path), steps) == (text if text is not None else (-32002, f"Resource not found: {uri}"))
+
+
+def test_a_path_variable_is_declared_with_a_plus_and_listed_as_written() -> None:
+    template = UriTemplate.parse("tree://{+path}/raw/{name}", "t")
+    assert template.variables == ("path", "name")
+    assert template.paths == frozenset({"path"})
+    assert template.match("tree://a/b/raw/c") == {"path": "a/b", "name": "c"}
+    assert template.match("tree://a/b/raw/c%2Fd") is None
+    assert UriTemplate.parse("tree://{name}", "t").paths == frozenset()
+    for bad in ("tree://{+}", "tree://{++path}", "tree://{#path}", "tree://{+pa th}"):
+        with pytest.raises(DeclarationError, match=r"is not a variable; use \{name\}"):
+            UriTemplate.parse(bad, "t")
+    for unbalanced in ("tree://{path", "tree://path}", "tree://{+path}/{"):
+        with pytest.raises(DeclarationError, match="unbalanced braces"):
+            UriTemplate.parse(unbalanced, "t")
+
+    async def steps(client: Any) -> Any:
+        return wire(await client.list_resource_templates())
+
+    listed = run(file_server(Any), steps)["resourceTemplates"]
+    assert [entry["uriTemplate"] for entry in listed] == ["files://{name}", "tree://{+path}"]
 
 
 @pytest.mark.parametrize(

@@ -202,10 +202,11 @@ async def test_through_the_lane_the_spliced_bytes_are_the_task_paths(reaper: Any
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_arguments_the_encoder_refuses_are_answered_as_by_the_task_path(reaper: Any, monkeypatch: Any) -> None:
-    """A number too large for a float (``1e999`` is read as infinity, which JSON cannot
-    write): -32603, as the task path answers, not a call left unanswered; and a string
-    "NaN" in the arguments is sent as any other."""
+async def test_a_number_too_large_for_a_float_is_refused_as_it_is_read_by_both_paths(reaper: Any, monkeypatch: Any) -> None:
+    """A number too large for a float (``1e999``, which pydantic-core reads as infinity):
+    refused as the gateway reads it, -32700 naming the number and answering the call's id
+    (the lane never sees it; before: -32603 when the encoder refused it), not a call left
+    unanswered; and a string "NaN" in the arguments is sent as any other."""
     line = json.dumps(call(1, "p__weather", {"x": 0})).replace('{"x": 0}', '{"x": 1e999}').encode()
     nan_text = call(2, "p__echo", {"text": "NaN and Infinity"})
     answers: dict[bool, list[dict[str, Any]]] = {}
@@ -216,9 +217,10 @@ async def test_arguments_the_encoder_refuses_are_answered_as_by_the_task_path(re
                 lines.incoming.put_nowait(line)
                 lines.put(nan_text)
                 answers[lane] = [json.loads((await lines.until_answer(request_id))[-1]) for request_id in (1, 2)]
-                assert passage.passed == 2
+                assert passage.passed == 1
                 if lane:
                     assert not passage.engine.lane.calls
     assert answers[True] == answers[False]
-    assert answers[True][0]["error"] == {"code": -32603, "message": "Internal error"}
+    assert answers[True][0]["error"]["code"] == -32700
+    assert answers[True][0]["error"]["message"].startswith("Parse error: the number 1e999 is too large for a float")
     assert answers[True][1]["result"]["content"][0]["text"] == "NaN and Infinity"

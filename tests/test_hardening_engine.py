@@ -64,6 +64,10 @@ pytestmark = pytest.mark.anyio
 
 RUNTIME = Path(typedmcp.__file__).resolve().parent
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
+#: Numbers too large for a float, which pydantic-core reads as infinities (issue 29): refused
+#: as the literals above are, wherever a peer's JSON is parsed.
+OVERFLOWING = ("1e400", "-1e309", "1" + "0" * 400 + ".0", "1E+400", "1" + "0" * 250 + "e99")
+NOT_FINITE = NON_FINITE + OVERFLOWING
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 #: What an error message may quote of one peer-supplied value (with room for the marker).
@@ -85,10 +89,19 @@ def non_finite_request(literal: str, request_id: Any = 7) -> bytes:
     return (head + ', "params": {"_meta": {"x": [1, ' + literal + "]}}}").encode()
 
 
-def assert_parse_error(reply: Any) -> None:
-    assert reply["jsonrpc"] == "2.0" and "id" not in reply, reply
+def assert_parse_error(reply: Any, literal: str = "NaN", request_id: Any = None) -> None:
+    """-32700 naming what is wrong: for NaN and the infinities, no id (the message is not
+    JSON); for a number too large for a float, the number (its first 40 characters) and
+    the id of the request it was in (``request_id``; None: the HTTP error of a POST)."""
+    assert reply["jsonrpc"] == "2.0" and reply.get("id") == request_id, reply
+    if request_id is None:
+        assert "id" not in reply, reply
     assert reply["error"]["code"] == PARSE_ERROR, reply
-    assert "NaN, Infinity and -Infinity are not JSON" in reply["error"]["message"], reply
+    if literal in NON_FINITE:
+        assert "NaN, Infinity and -Infinity are not JSON" in reply["error"]["message"], reply
+    else:
+        assert reply["error"]["message"].startswith(f"Parse error: the number {literal[:40]}"), reply
+        assert "is too large for a float" in reply["error"]["message"], reply
 
 
 # == JSON that is not JSON (item 11) ===========================================================
@@ -123,17 +136,17 @@ async def running_engine(dispatcher: Any | None = None) -> AsyncIterator[tuple[P
         await asyncio.wait_for(task, 5)
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_the_engine_answers_non_finite_numbers_with_a_parse_error(literal: str) -> None:
     async with running_engine() as (pipe, dispatcher):
         pipe.put(non_finite_request(literal))
-        assert_parse_error(await pipe.reply())
+        assert_parse_error(await pipe.reply(), literal, 7 if literal in OVERFLOWING else None)
         pipe.put(b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"v": 1.5}}')
         assert await pipe.reply() == {"jsonrpc": "2.0", "id": 8, "result": {}}
         assert [method for method, _ in dispatcher.seen] == ["ping"]
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_a_response_with_non_finite_numbers_does_not_resolve_our_request(literal: str) -> None:
     pipe = Pipe()
     engine = Engine(pipe, PingOnly())
@@ -141,7 +154,7 @@ async def test_a_response_with_non_finite_numbers_does_not_resolve_our_request(l
     asked = asyncio.create_task(engine.request("ping", None))
     await pipe.raw()  # the request went out
     pipe.put(b'{"jsonrpc": "2.0", "id": 1, "result": {"v": ' + literal.encode() + b"}}")
-    assert_parse_error(await pipe.reply())
+    assert_parse_error(await pipe.reply(), literal)
     assert not asked.done()
     pipe.put(b'{"jsonrpc": "2.0", "id": 1, "result": {"v": 1}}')
     assert await asyncio.wait_for(asked, 2) == {"v": 1}
@@ -201,17 +214,17 @@ def modern_meta() -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_stdio_answers_non_finite_numbers_with_a_parse_error_in_both_eras(literal: str) -> None:
     async with stdio_server() as server:
         # stateless era: the version is in the request's _meta
         head = json.dumps(rpc(1, "tools/list", {"_meta": modern_meta()}))[:-2]
         await server.write(head.encode() + b', "x": ' + literal.encode() + b"}}")
-        assert_parse_error(await server.reply())
+        assert_parse_error(await server.reply(), literal, 1 if literal in OVERFLOWING else None)
         # handshake era, after initialize (the fast path serves requests then)
         await server.initialize()
         await server.write(non_finite_request(literal, request_id=2))
-        assert_parse_error(await server.reply())
+        assert_parse_error(await server.reply(), literal, 2 if literal in OVERFLOWING else None)
         assert (await server.ask(rpc(3, "ping")))["result"] == {}
 
 
@@ -229,7 +242,7 @@ def post_headers(**extra: str) -> dict[str, str]:
     return {"Content-Type": "application/json", "Accept": ACCEPT, **extra}
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_streamable_http_answers_non_finite_numbers_with_400_and_a_parse_error(
     literal: str,
 ) -> None:
@@ -241,7 +254,7 @@ async def test_streamable_http_answers_non_finite_numbers_with_400_and_a_parse_e
             server.port, head.encode() + b', "x": ' + literal.encode() + b"}}", modern
         )
         assert status == 400
-        assert_parse_error(reply)
+        assert_parse_error(reply, literal)
         # handshake era, in a session
         opened = await asyncio.wait_for(
             raw(server.port, "POST", post_headers(), json.dumps(rpc(0, "initialize", init_params())).encode()),
@@ -253,18 +266,18 @@ async def test_streamable_http_answers_non_finite_numbers_with_400_and_a_parse_e
         headers = post_headers(**{"Mcp-Session-Id": session_id, "MCP-Protocol-Version": HANDSHAKE})
         status, reply = await post_raw(server.port, non_finite_request(literal), headers)
         assert status == 400
-        assert_parse_error(reply)
+        assert_parse_error(reply, literal)
         status, reply = await post_raw(server.port, json.dumps(rpc(9, "ping")).encode(), headers)
         assert (status, reply["result"]) == (200, {})
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_http_sse_answers_non_finite_numbers_with_400_and_a_parse_error(literal: str) -> None:
     async with serving(make_app(legacy_sse=True)) as server:
         stream, uri = await asyncio.wait_for(initialized(server.port), 10)
         status, content = await asyncio.wait_for(post(server.port, uri, non_finite_request(literal)), 10)
         assert status == 400
-        assert_parse_error(json.loads(content))
+        assert_parse_error(json.loads(content), literal)
         assert await asyncio.wait_for(post(server.port, uri, rpc(5, "ping")), 10) == (202, b"")
         assert await asyncio.wait_for(message(stream), 10) == {"jsonrpc": "2.0", "id": 5, "result": {}}
         stream.close()
@@ -319,7 +332,7 @@ class NanRewriter:
         await self.app(scope, receive, rewriting)
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 @pytest.mark.parametrize("reply", ["json", "sse"])
 async def test_the_http_client_refuses_a_reply_with_non_finite_numbers(literal: str, reply: str) -> None:
     app = NanRewriter(make_app_for(Marked()), literal)
@@ -337,7 +350,7 @@ async def test_the_http_client_refuses_a_reply_with_non_finite_numbers(literal: 
             assert (await client.list_tools()).tools[0].name == "marked"  # still usable
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_the_http_sse_client_refuses_a_message_with_non_finite_numbers(literal: str) -> None:
     app = NanRewriter(make_app_for(Marked(), legacy_sse=True), literal)
     async with serving(app) as server, connect_sse(
@@ -357,7 +370,7 @@ def make_app_for(handlers: Any, **options: Any) -> Any:
     return http_app(handlers, **options)
 
 
-@pytest.mark.parametrize("literal", NON_FINITE)
+@pytest.mark.parametrize("literal", NOT_FINITE)
 async def test_oauth_documents_with_non_finite_numbers_are_not_json(literal: str) -> None:
     body = b'{"resource": "http://127.0.0.1/mcp", "authorization_servers": [], "n": ' + literal.encode() + b"}"
 

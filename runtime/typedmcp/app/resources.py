@@ -31,47 +31,86 @@ logger = logging.getLogger("typedmcp.app")
 RESOURCE_NOT_FOUND = -32002
 _VARIABLE = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DRIVE = re.compile(r"[A-Za-z]:")
 
 
 @dataclasses.dataclass(frozen=True)
 class UriTemplate:
-    """An RFC 6570 level-1 template (``{var}``: simple string expansion): each variable
-    matches one or more characters other than ``/``, percent-decoded."""
+    """An RFC 6570 template of simple variables (``{name}``, level 1) and path variables
+    (``{+path}``, level 2's reserved expansion), percent-decoded when matched.
+
+    ``{name}`` matches one or more characters other than ``/``; its decoded value never
+    holds ``/``, ``\\`` or NUL and is never ``.`` or ``..``: ``files://..%2Fetc%2Fpasswd``
+    does not match ``files://{name}`` (it is an unknown resource, as any URI no template
+    serves), so a function may join the value to a directory. ``{+path}`` is the opt-out
+    for a variable that is a relative path: it matches ``/`` too, and its decoded value
+    still never holds NUL, a ``..`` segment (between ``/`` or ``\\``) or an absolute path
+    (a leading ``/`` or ``\\``, or a drive such as ``C:``)."""
 
     template: str
     variables: tuple[str, ...]
     pattern: re.Pattern[str]
+    #: the variables written ``{+name}``: relative paths (see the class docstring)
+    paths: frozenset[str] = frozenset()
 
     @classmethod
     def parse(cls, template: str, what: str) -> UriTemplate:
         variables: list[str] = []
+        paths: set[str] = set()
         parts: list[str] = []
         position = 0
         for found in _VARIABLE.finditer(template):
-            name = found.group(1)
+            expression = found.group(1)
+            name = expression.removeprefix("+")
             if _NAME.fullmatch(name) is None:
                 raise DeclarationError(
-                    f"{what}: {{{name}}} in {template!r} is not a simple variable; use "
-                    "{name} with a Python identifier (RFC 6570 level 1)"
+                    f"{what}: {{{expression}}} in {template!r} is not a variable; use {{name}} "
+                    "(one path segment) or {+name} (a relative path) with a Python identifier"
                 )
             if name in variables:
                 raise DeclarationError(f"{what}: variable {{{name}}} appears twice in {template!r}")
             variables.append(name)
             parts.append(re.escape(template[position : found.start()]))
-            parts.append(f"(?P<{name}>[^/]+)")
+            if name != expression:
+                paths.add(name)
+                parts.append(f"(?P<{name}>.+)")
+            else:
+                parts.append(f"(?P<{name}>[^/]+)")
             position = found.end()
         rest = template[position:]
         if "{" in rest or "}" in rest:
             raise DeclarationError(f"{what}: unbalanced braces in {template!r}")
         parts.append(re.escape(rest))
-        return cls(template, tuple(variables), re.compile("".join(parts)))
+        return cls(template, tuple(variables), re.compile("".join(parts)), frozenset(paths))
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The variables of ``uri`` (decoded), or None when it does not match."""
+        """The variables of ``uri`` (decoded), or None when it does not match: also when a
+        decoded value is one its variable refuses (see the class docstring)."""
         found = self.pattern.fullmatch(uri)
         if found is None:
             return None
-        return {name: unquote(value) for name, value in found.groupdict().items()}
+        variables: dict[str, str] = {}
+        for name, raw in found.groupdict().items():
+            value = unquote(raw)
+            if not (safe_path(value) if name in self.paths else safe_segment(value)):
+                return None
+            variables[name] = value
+        return variables
+
+
+def safe_segment(value: str) -> bool:
+    """Whether ``value`` (a decoded ``{name}`` variable) names no more than one entry of a
+    directory: no ``/``, ``\\`` or NUL in it, and not ``.`` or ``..``."""
+    return "/" not in value and "\\" not in value and "\0" not in value and value not in (".", "..")
+
+
+def safe_path(value: str) -> bool:
+    """Whether ``value`` (a decoded ``{+path}`` variable) is a path that stays below the
+    directory it is joined to: relative (no leading ``/`` or ``\\``, no drive such as
+    ``C:``), without a ``..`` segment, without NUL."""
+    if "\0" in value or value.startswith(("/", "\\")) or _DRIVE.match(value) is not None:
+        return False
+    return ".." not in value.replace("\\", "/").split("/")
 
 
 @dataclasses.dataclass(frozen=True)

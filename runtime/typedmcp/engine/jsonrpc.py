@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel
-from pydantic_core import from_json, to_json
+from pydantic_core import to_json
 
 from .eager import start_eagerly
+from .peer_json import NonFiniteNumber, decode
 from .lane import LaneMethods, RequestLane, _Callback
 
 logger = logging.getLogger("typedmcp")
@@ -324,7 +325,7 @@ class Engine(LaneMethods):
         well-formed request starts its handler task at once. Anything else returns False
         and goes through the read loop (which also answers errors), in order."""
         try:
-            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
+            message = decode(data, cache_strings="keys")
         except ValueError:
             return False
         if type(message) is not dict:
@@ -427,14 +428,15 @@ class Engine(LaneMethods):
         """Process one framed message. A batch is served before this returns, unless
         ``background`` (the reader loop) asks for it to be served in a task of its own."""
         try:
-            message = from_json(data, allow_inf_nan=False, cache_strings="keys")
+            message = decode(data, cache_strings="keys")
         except ValueError as exc:
             logger.warning(
-                "the peer sent something that is not JSON (answered with a parse error): %r%s",
+                "the peer sent %s (answered with a parse error): %r%s",
+                "a number too large for a float" if isinstance(exc, NonFiniteNumber) else "something that is not JSON",
                 data[:120],
                 "..." if len(data) > 120 else "",
             )
-            await self._send_error(None, parse_error(data, exc))
+            await self._send_error(getattr(exc, "request_id", None), parse_error(data, exc))
             return
         await self.receive_message(message, background=background)
 

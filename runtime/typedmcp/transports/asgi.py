@@ -4,15 +4,19 @@ an app does to the process at start-up."""
 
 from __future__ import annotations
 
+import asyncio
+import enum
 import functools
 import gc
 import json
+import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, RpcError, encode_error
+from ..protocol.deadlines import Deadlines
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -43,24 +47,70 @@ def is_json_type(content_type: str) -> bool:
     return content_type.split(";")[0].strip().lower() == "application/json"
 
 
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    message = await receive()
-    if message["type"] == "http.request" and not message.get("more_body", False):
-        body: bytes = message.get("body", b"")  # (the usual case: one message holds it all)
-        return body if len(body) <= limit else None
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        if message["type"] == "http.disconnect":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+#: The default of ``HttpApp(body_read_timeout=...)``: the most seconds a request body may
+#: pause between two of its parts (a client that stops sending is answered 408).
+BODY_READ_TIMEOUT = 30.0
+
+
+class BodyProblem(enum.Enum):
+    """Why :func:`read_body` has no body to give."""
+
+    TOO_LARGE = 413  # over the limit: answered 413
+    TIMED_OUT = 408  # no part for ``idle_timeout`` seconds: answered 408, the rest never read
+    HUNG_UP = 0  # the client hung up before the end of the body: nothing to answer, nothing run
+
+
+async def read_body(
+    receive: Receive, limit: int, idle_timeout: float, deadlines: Deadlines
+) -> bytes | BodyProblem:
+    """The request body, whole; or why not. A body cut short by a hang-up is never handed
+    on (a request that was not sent in full is not executed). Each wait for the next part
+    may last ``idle_timeout`` seconds: a deadline in ``deadlines`` (the app's table, one timer
+    for all its requests, as for outgoing requests), pushed out by each part; when it runs
+    out the table cancels this task, and only the wait here catches it."""
+    key, deadline = deadlines.start(idle_timeout, step=idle_timeout)
+    try:
         message = await receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            body: bytes = message.get("body", b"")  # (the usual case: one message holds it all)
+            return body if len(body) <= limit else BodyProblem.TOO_LARGE
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            if message["type"] == "http.disconnect":
+                return BodyProblem.HUNG_UP
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return BodyProblem.TOO_LARGE
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+            deadline.extend()
+            message = await receive()
+    except asyncio.CancelledError:
+        if not deadline.expired or _still_cancelled(deadline.task):
+            raise
+        return BodyProblem.TIMED_OUT
+    finally:
+        deadlines.finish(key)
+
+
+def _still_cancelled(task: asyncio.Task[Any]) -> bool:
+    """Take back the timer's cancellation of ``task``; True when it was cancelled otherwise
+    as well (Python 3.10 cannot tell: False)."""
+    uncancel = getattr(task, "uncancel", None)
+    return uncancel is not None and uncancel() > 0
+
+
+def check_body_read_timeout(seconds: float) -> float:
+    """``seconds``, when it is a usable body-read time limit; else a ValueError saying so."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < math.inf:
+        raise ValueError(
+            f"body_read_timeout must be a positive number of seconds (got {seconds!r}); "
+            f"the default is {BODY_READ_TIMEOUT:g}"
+        )
+    return float(seconds)
 
 
 async def refused_json_post(
@@ -80,12 +130,25 @@ async def refused_json_post(
     return False
 
 
-async def read_limited_body(receive: Receive, send: Send, limit: int) -> bytes | None:
-    """The request body; None (after answering 413) when it grows over ``limit`` bytes."""
-    body = await read_body(receive, limit)
-    if body is None:
+async def read_limited_body(
+    receive: Receive, send: Send, limit: int, idle_timeout: float, deadlines: Deadlines
+) -> bytes | None:
+    """The request body (see :func:`read_body`); None when there is none to serve: it grew
+    over ``limit`` bytes (answered 413), paused for ``idle_timeout`` seconds (answered 408,
+    and the connection closed: the rest of the body is never read), or the client hung up
+    before its end (nothing to answer)."""
+    body = await read_body(receive, limit, idle_timeout, deadlines)
+    if not isinstance(body, BodyProblem):
+        return body
+    if body is BodyProblem.TOO_LARGE:
         await respond_error(send, 413, RpcError(INVALID_REQUEST, "Payload Too Large"))
-    return body
+    elif body is BodyProblem.TIMED_OUT:
+        problem = (
+            f"Request Timeout: no part of the request body came for {idle_timeout:g} seconds; "
+            "send the body without pauses"
+        )
+        await respond_error(send, 408, RpcError(INVALID_REQUEST, problem), [(b"connection", b"close")])
+    return None
 
 
 async def respond(

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic_core import from_json, to_json
 
 from ..engine.jsonrpc import ConnectionClosed
+from ..engine.peer_json import decode
 from ..protocol.errors import AuthRequired, HttpError
 from .http_headers import CALL_HEADERS, REQUEST_HEADERS
 from .http_wire import BrokenReply, HttpOptions, ServerUnreachable
@@ -303,7 +304,7 @@ class HttpClientTransport:
         message: Any = _NOT_JSON
         if content_type.startswith("application/json"):
             with contextlib.suppress(ValueError):
-                message = from_json(body, allow_inf_nan=False, cache_strings="keys")
+                message = decode(body, cache_strings="keys")
         if message is _NOT_JSON:
             raise NotAnMcpReply(status, body, content_type, self.http.url)
         if self.deliver_message is not None:

@@ -15,21 +15,25 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import math
 import secrets
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pydantic_core import from_json
-
 from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
+from ..engine.peer_json import decode
+from ..protocol.deadlines import Deadlines
 from ..protocol.errors import SERVED_AT
 from ..protocol.origin import BearerCheck, serving_origin
 from ..protocol.server import ServerSession
 from .asgi import (
+    BODY_READ_TIMEOUT,
     Receive,
     Scope,
     Send,
     accepts,
+    check_body_read_timeout,
     error_code,
     freeze_startup_objects,
     read_limited_body,
@@ -60,6 +64,8 @@ from .http_streams import (
 logger = logging.getLogger("typedmcp")
 
 SESSION_HEADER = "mcp-session-id"
+#: The most often a worker logs a WARNING for requests naming another worker's sessions.
+FOREIGN_SESSION_WARNING_SECONDS = 60.0
 VERSION_HEADER = "mcp-protocol-version"
 
 
@@ -91,6 +97,7 @@ class HttpApp(Mountable):
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
+        body_read_timeout: float = BODY_READ_TIMEOUT,
         max_sessions: int = 1000,
         max_sessions_per_client: int = 100,
         session_idle_timeout: float = 1800.0,
@@ -130,9 +137,12 @@ class HttpApp(Mountable):
         self.allowed_origins = frozenset(allowed_origins) if allowed_origins is not None else None
         self._host_check = HostCheck()  # (its verdicts, per Host and Origin)
         self.max_body_bytes = max_body_bytes
+        self.body_read_timeout = check_body_read_timeout(body_read_timeout)
+        self.body_deadlines = Deadlines()  # (the body reads' time limits: one timer for all)
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
+        self._foreign_warned_at, self._foreign_unwarned = -math.inf, 0  # (see _foreign_session)
         self.auth = auth
         # by id, in order of last use: expiry and eviction look at the front only
         self.sessions = SessionTable()
@@ -251,11 +261,7 @@ class HttpApp(Mountable):
         # A session is only usable with the credential that opened it; to anyone else it
         # does not exist.
         if session is None and not session_id.startswith(self.worker_tag + "-") and "-" in session_id:
-            logger.warning(
-                "session %s was created by another worker process: route each Mcp-Session-Id "
-                "to the worker that created it (session affinity), or serve 2026-07-28 statelessly",
-                session_id[:8],
-            )
+            self._foreign_session(session_id)
             return None, 404, (
                 "Not Found: this session belongs to another server process; the deployment needs "
                 "session affinity on Mcp-Session-Id (or use protocol 2026-07-28, which has no "
@@ -265,6 +271,25 @@ class HttpApp(Mountable):
             return None, 404, "Not Found: unknown or expired session; initialize again"
         self.sessions.touch(session)
         return session, 200, ""
+
+    def _foreign_session(self, session_id: str) -> None:
+        """Log a request for a session another worker created: a deployment without session
+        affinity, or anyone making ids up (no credential is needed to send one). At most one
+        WARNING per :data:`FOREIGN_SESSION_WARNING_SECONDS`, counting the requests logged at
+        DEBUG since the last one."""
+        now = time.monotonic()
+        if now - self._foreign_warned_at < FOREIGN_SESSION_WARNING_SECONDS:
+            self._foreign_unwarned += 1
+            logger.debug("session %s was created by another worker process", session_id[:8])
+            return
+        more = self._foreign_unwarned
+        self._foreign_warned_at, self._foreign_unwarned = now, 0
+        logger.warning(
+            "session %s was created by another worker process%s: route each Mcp-Session-Id "
+            "to the worker that created it (session affinity), or serve 2026-07-28 statelessly",
+            session_id[:8],
+            f" (and {more} more requests for such sessions since this was last logged)" if more else "",
+        )
 
     def _check_version(self, session: HttpSession, headers: dict[str, str]) -> str | None:
         version = headers.get(VERSION_HEADER)
@@ -314,11 +339,13 @@ class HttpApp(Mountable):
             problem = "Not Acceptable: Accept must list application/json and text/event-stream"
             await respond_error(send, 406, RpcError(INVALID_REQUEST, problem))
             return
-        body = await read_limited_body(receive, send, self.max_body_bytes)
+        body = await read_limited_body(
+            receive, send, self.max_body_bytes, self.body_read_timeout, self.body_deadlines
+        )
         if body is None:
             return
         try:
-            message = from_json(body, allow_inf_nan=False, cache_strings="keys")
+            message = decode(body, cache_strings="keys")
         except ValueError as exc:
             await respond_error(send, 400, parse_error(body, exc))
             return

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import parse_qs, quote
 
-from pydantic_core import from_json
 
 from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
+from ..engine.peer_json import decode
+from ..protocol.deadlines import Deadlines
 from ..protocol.server import ServerSession
 from .access_gate import refused_access
 from .asgi import (
@@ -68,6 +69,12 @@ class SseHost(Protocol):
 
     @property
     def max_body_bytes(self) -> int: ...
+
+    @property
+    def body_read_timeout(self) -> float: ...
+
+    @property
+    def body_deadlines(self) -> Deadlines: ...
 
     @property
     def max_sessions(self) -> int: ...
@@ -175,6 +182,7 @@ class SseEndpoint:
         self.endpoint = paths.messages  # as given: announced with its trailing slash, if any
         self.make_session: Callable[[], ServerSession] = app.make_session
         self.max_body_bytes = app.max_body_bytes
+        self.body_read_timeout, self.body_deadlines = app.body_read_timeout, app.body_deadlines
         self.max_connections = app.max_sessions
         # Every stream is a live connection, never idle: a client over its cap is refused
         # (429) rather than cutting another of its streams, and it cannot fill the server.
@@ -297,7 +305,9 @@ class SseEndpoint:
             headers, send, self.max_body_bytes, default_type="application/json"
         ):
             return
-        body = await read_limited_body(receive, send, self.max_body_bytes)
+        body = await read_limited_body(
+            receive, send, self.max_body_bytes, self.body_read_timeout, self.body_deadlines
+        )
         if body is None:
             return
         problem = _shape_problem(body, connection.engine.accept_batches())
@@ -306,7 +316,7 @@ class SseEndpoint:
             return
         policy = connection.server.access_policy
         if policy and principal is not None and await refused_access(
-            self.host, scope, headers, policy, from_json(body, allow_inf_nan=False), principal, send
+            self.host, scope, headers, policy, decode(body), principal, send
         ):
             return  # 403: the token may not do this (nothing reached the stream)
         await connection.inbox.put(body)
@@ -327,7 +337,7 @@ def _pinned(packages: list[Any]) -> list[Any]:
 def _shape_problem(body: bytes, batches: bool) -> RpcError | None:
     """Why ``body`` is not one JSON-RPC message (or an allowed batch); None when it is."""
     try:
-        message = from_json(body, allow_inf_nan=False)
+        message = decode(body)
     except ValueError as exc:
         return parse_error(body, exc)
     if isinstance(message, list):

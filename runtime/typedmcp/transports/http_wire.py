@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pydantic_core import from_json
+from ..engine.peer_json import decode
 
 if TYPE_CHECKING:
     import aiohttp
@@ -128,7 +128,7 @@ class HttpReply:
     def json(self) -> Any:
         """The body as JSON, or None when it is not JSON."""
         try:
-            return from_json(self.body, allow_inf_nan=False)
+            return decode(self.body)
         except ValueError:
             return None
 
