@@ -161,9 +161,12 @@ def _parks(ctx: Any) -> bool:
     return isinstance(ctx.hooks, StatelessServer) and wants_input(current_scope())
 
 
-def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None) -> object:
+def gateway_handlers(
+    host: GatewayHost, *, parking: ParkingLimits | None = None, every_method: bool = False
+) -> Any:
     """A handler object (a ``ServerHandlers`` subclass of the host's package) serving the
-    host's registry; methods exist for what the registry can offer. ``parking`` bounds the
+    host's registry; methods exist for what the registry can offer (``every_method``: all
+    of them, for a caller that decides itself, :mod:`.proxy`). ``parking`` bounds the
     calls of 2026-07-28 clients waiting for their input (the object's ``parked``)."""
     package = host.package
     base = importlib.import_module(f"{package.__name__}.server").ServerHandlers
@@ -225,15 +228,15 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
         return await _routed(host.complete(wire["ref"], wire["argument"], context=wire.get("context")))
 
     namespace: dict[str, Any] = {"list_tools": list_tools, "call_tool": call_tool}
-    if _offers(host, "prompts"):
+    if every_method or _offers(host, "prompts"):
         namespace.update(list_prompts=list_prompts, get_prompt=get_prompt)
-    if _offers(host, "resources"):
+    if every_method or _offers(host, "resources"):
         namespace.update(
             list_resources=list_resources,
             list_resource_templates=list_resource_templates,
             read_resource=read_resource,
         )
-    if _offers(host, "completions"):
+    if every_method or _offers(host, "completions"):
         namespace["complete"] = complete
     handlers = type("GatewayHandlers", (base,), namespace)()
     handlers.parked = lot
