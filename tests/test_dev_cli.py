@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -232,3 +233,21 @@ def test_each_client_has_its_documented_place(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("TYPEDMCP_CLIENT_CONFIG", str(tmp_path / "elsewhere.json"))
     assert config_path(CLIENTS["vscode"], None, None) == tmp_path / "elsewhere.json"
     assert os.environ["HOME"] == str(tmp_path)
+
+
+def test_ctrl_c_ends_a_running_server_without_a_traceback() -> None:
+    process = subprocess.Popen(
+        [str(BIN / "mcp-host"), "run", str(NOTES)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+        process.stdin.flush()
+        assert b'"id":1' in process.stdout.readline().replace(b" ", b"")  # serving
+        process.send_signal(signal.SIGINT)
+        _, error = process.communicate(timeout=15)
+    finally:
+        stop_process(process)
+    assert process.returncode == 130
+    assert b"Traceback" not in error

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 OK, BAD_INPUT, SERVER_FAILED = 0, 2, 3
+INTERRUPTED = 130  # as a shell reports SIGINT
 COMMANDS = ("run", "inspect", "install")
 
 
@@ -88,6 +89,8 @@ def run_command(args: argparse.Namespace, prog: str = "mcp-host") -> int:
     except LoadError as error:
         _say(prog, str(error))
         return BAD_INPUT
+    except KeyboardInterrupt:  # Ctrl-C ends a server (or an inspection): no traceback
+        return INTERRUPTED
 
 
 def _run(args: argparse.Namespace, prog: str) -> int:
