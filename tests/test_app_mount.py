@@ -12,6 +12,7 @@ import pytest
 from mcp_generated.v2025_11_25 import client as mcp
 from mcp_generated import v2025_11_25
 from mcp_generated.v2025_11_25 import models
+from mcp_generated.v2025_11_25.server import ServerHandlers
 from typedmcp import connect_memory
 from typedmcp.app import DeclarationError, McpApp
 from typedmcp.protocol.access import requires
@@ -237,3 +238,63 @@ def test_a_tool_the_mounted_app_removed_is_unknown_by_its_exported_name() -> Non
         return "no error"
 
     assert "Unknown tool: notes_add" in asyncio.run(scenario())
+
+
+def test_a_prompt_the_mounted_app_removed_is_unknown_by_its_exported_name() -> None:
+    parent, child = parent_with_notes()
+
+    async def scenario() -> str:
+        async with connect_memory(parent, protocol=v2025_11_25) as client:
+            await client.get_prompt(name="notes_summarize", arguments={"note_id": "1"})  # names known
+            child.remove_prompt("summarize")
+            try:
+                await client.get_prompt(name="notes_summarize", arguments={"note_id": "1"})
+            except Exception as error:
+                return str(error)
+        return "no error"
+
+    assert "unknown prompt notes_summarize" in asyncio.run(scenario())
+
+
+def test_mounting_while_serving_tells_the_clients_the_lists_changed() -> None:
+    parent = McpApp("parent")
+
+    async def scenario() -> list[str]:
+        recorder = Recorder()
+        async with connect_memory(parent, protocol=v2025_11_25, client_handlers=recorder) as client:
+            parent.mount(notes_app(), prefix="notes")
+            await asyncio.wait_for(recorder.event.wait(), 5)
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    assert asyncio.run(scenario()) == ["notes_add", "notes_with_dots"]
+
+
+def test_a_uri_without_a_scheme_gets_the_prefix_as_its_first_segment() -> None:
+    parent, _ = parent_with_notes()
+    mount = parent._mounts.mounts[0]
+    assert mount.uri("plain/name") == "notes/plain/name"
+    assert mount.original_uri("notes/plain/name") == "plain/name"
+    assert mount.original_uri("other/plain") is None
+    assert mount.original_uri("notes://other/index") is None
+    assert mount.uri("file:///etc/x") == "file://notes//etc/x"
+    assert mount.original_uri("file://notes//etc/x") == "file:///etc/x"
+
+
+def test_the_parents_own_requirement_of_a_name_is_kept() -> None:
+    parent, child = McpApp("parent"), McpApp("child")
+
+    @parent.tool(name="n_write", scopes=["parent:own"])
+    def own() -> None: ...
+
+    @child.tool(scopes=["notes:write"])
+    def write() -> None: ...
+
+    parent.mount(child, prefix="n")
+    assert parent.access_policy.tools == {"n_write": requires("parent:own")}
+
+
+def test_a_bad_separator_or_a_handler_object_that_is_no_app_is_refused() -> None:
+    with pytest.raises(DeclarationError, match="separator='::'"):
+        McpApp("parent").mount(notes_app(), prefix="notes", separator="::")
+    with pytest.raises(DeclarationError, match="mount takes an McpApp, not ServerHandlers"):
+        McpApp("parent").mount(ServerHandlers(), prefix="other")  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
 from mcp_generated.v2025_11_25 import models
-from mcp_generated.v2025_11_25.server import ClientPeer
+from mcp_generated.v2025_11_25.server import ClientPeer, ServerHandlers
 
 from ..protocol.access import AccessPolicy, Requirement
 from ..protocol.feed import RESOURCE_UPDATED, ChangeFeed
@@ -225,7 +225,7 @@ class Mounts:
 
     def add(self, parent: App, child: object, prefix: object, separator: object) -> None:
         """Mount ``child`` in ``parent`` (:meth:`McpApp.mount <typedmcp.app.core.McpApp.mount>`)."""
-        if not isinstance(getattr(child, "changes", None), ChangeFeed) or not hasattr(child, "list_tools"):
+        if not isinstance(child, ServerHandlers) or not isinstance(getattr(child, "changes", None), ChangeFeed):
             raise DeclarationError(
                 f"mount takes an McpApp, not {type(child).__name__}; another server (a command, "
                 "a URL) is mounted as typedmcp.host.proxy_app(...)"
