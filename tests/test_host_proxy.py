@@ -162,3 +162,38 @@ def test_a_proxy_serves_a_server_at_a_url(notes_http_url: str) -> None:
             return sorted(tool.name for tool in (await client.list_tools()).tools)
 
     assert asyncio.run(asyncio.wait_for(scenario(), LIMIT)) == ["add_note", "export_notes", "search_notes"]
+
+
+class Sampler(mcp.ClientHandlers):
+    async def create_message(self, params: Any, ctx: Any) -> Any:
+        asked = params.messages[0].content.text
+        return v2025_11_25.models.CreateMessageResult(
+            role="assistant", content=v2025_11_25.models.TextContent(type="text", text=f"echo {asked}"), model="m"
+        )
+
+
+def test_the_servers_sampling_request_reaches_the_proxys_client() -> None:
+    """The gateway's machinery: a server's request made during a call goes to the caller's
+    (handshake-era) client, and the answer comes back to the server."""
+
+    async def scenario() -> str:
+        async with proxy_app([sys.executable, str(HOST_SERVER)]) as proxy, connect_memory(
+            proxy, protocol=v2025_11_25, client_handlers=Sampler()
+        ) as client:
+            result = await client.call_tool(name="sample", arguments={"prompt": "hi"})
+            return str(result.content[0].text)
+
+    assert asyncio.run(asyncio.wait_for(scenario(), LIMIT)) == "echo hi"
+
+
+def test_for_a_stateless_client_the_hosts_hook_answers_the_servers_sampling_request() -> None:
+    async def sampling(server: str, params: Any, ctx: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": f"hook {server}"}, "model": "m"}
+
+    async def scenario() -> tuple[str | None, str]:
+        async with proxy_app([sys.executable, str(HOST_SERVER)], host_options={"sampling": sampling}) as proxy, \
+                connect_memory(proxy, client_handlers=Sampler()) as client:
+            result = await client.call_tool(name="sample", arguments={"prompt": "hi"})
+            return client.session.era, str(result.content[0].text)
+
+    assert asyncio.run(asyncio.wait_for(scenario(), LIMIT)) == ("stateless", "hook proxied")

@@ -7,7 +7,10 @@ It is the gateway's machinery with one server: a :class:`~.core.Host` connects t
 the gateway's handlers (:func:`.gateway.gateway_handlers`) serve its tools, resources,
 templates and prompts under their own names: calls are checked against the tool's
 ``inputSchema`` and time-limited as the host does, progress comes back to the caller, the
-server's sampling and elicitation requests go to the caller's client, and its list changes
+server's sampling and elicitation requests go to the caller's client when it is a
+handshake-era session that declared them (else to the host's hooks: ``host_options=
+{"sampling": hook}``; a 2026-07-28 caller is not asked, as the gateway process would with
+its parked calls, since an ``McpApp`` cannot return those rounds), and its list changes
 reach the proxy's clients (its ``resources/updated`` do not: a subscription is not
 forwarded). The server is connected on the first request (or ``await
 proxy.start()``); ``await proxy.aclose()`` (or ``async with proxy``) stops it.
@@ -94,7 +97,7 @@ class ProxyApp(McpApp):
 
     async def _start(self) -> None:
         await self.host.start()
-        self._gateway = gateway_handlers(self.host, every_method=True)
+        self._gateway = gateway_handlers(self.host, every_method=True, park=False)
 
     async def aclose(self) -> None:
         """Stop the server (its process, for a stdio one)."""
