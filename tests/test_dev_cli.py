@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -251,3 +252,68 @@ def test_ctrl_c_ends_a_running_server_without_a_traceback() -> None:
         stop_process(process)
     assert process.returncode == 130
     assert b"Traceback" not in error
+
+
+def test_the_written_file_is_indented_keeps_its_mode_and_any_text(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "cursor.json"
+    config.parent.mkdir()
+    config.write_text('{"mcpServers": {}}')
+    config.chmod(0o600)
+    assert install(tmp_path, "cursor", "--env", "CITY=Zoë")[0] == 0
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith('{\n  "mcpServers": {\n    "notes": {') and "Zoë" in text and text.endswith("}\n")
+    assert config.stat().st_mode & 0o777 == 0o600
+
+
+def test_install_creates_the_folders_of_a_new_file(tmp_path: Path) -> None:
+    config = tmp_path / "a" / "b" / "mcp.json"
+    assert main(["install", "vscode", str(NOTES), "--config", str(config)]) == 0
+    assert list(json.loads(config.read_text())["servers"]) == ["notes"]
+
+
+def test_a_file_that_cannot_be_read_or_written_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "a-folder.json"
+    folder.mkdir()
+    assert main(["install", "cursor", str(NOTES), "--config", str(folder)], prog="mcp-host") == 2
+    assert capsys.readouterr().err == f"mcp-host: cannot read {folder}: Is a directory\n"
+    config = tmp_path / "kept.json"
+    config.write_text('{"mcpServers": {}}')
+
+    def full(**options: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(tempfile, "mkstemp", full)
+        assert main(["install", "cursor", str(NOTES), "--config", str(config)], prog="mcp-host") == 2
+    assert capsys.readouterr().err == f"mcp-host: cannot write {config}: No space left on device\n"
+
+    def refuse(source: object, target: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    assert main(["install", "cursor", str(NOTES), "--config", str(config)], prog="mcp-host") == 2
+    assert capsys.readouterr().err == f"mcp-host: cannot write {config}: Permission denied; it was left as it was\n"
+    assert config.read_text() == '{"mcpServers": {}}'
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-folder.json", "kept.json"]
+
+
+@pytest.mark.parametrize(("platform", "environment", "expected"), [
+    ("darwin", {}, "Library/Application Support/Claude/claude_desktop_config.json"),
+    ("win32", {"APPDATA": "roaming"}, "roaming/Claude/claude_desktop_config.json"),
+    ("win32", {}, "AppData/Roaming/Claude/claude_desktop_config.json"),
+    ("linux", {}, ".config/Claude/claude_desktop_config.json"),
+    ("linux", {"XDG_CONFIG_HOME": "xdg"}, "xdg/Claude/claude_desktop_config.json"),
+])
+def test_claude_desktops_file_is_where_each_platform_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str, environment: dict[str, str], expected: str
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))
+    for name in ("APPDATA", "XDG_CONFIG_HOME", "TYPEDMCP_CLIENT_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, str(tmp_path / value))
+    monkeypatch.setattr(sys, "platform", platform)
+    assert config_path(CLIENTS["claude-desktop"], None, None) == tmp_path / expected

@@ -108,7 +108,7 @@ def read_config(path: Path) -> dict[str, Any]:
 
 
 def install(
-    client: ClientFormat, path: Path, name: str, server: dict[str, Any], *, force: bool = False
+    client: ClientFormat, path: Path, name: str, server: dict[str, Any], *, force: bool
 ) -> bool:
     """Write ``server`` as ``name`` into ``path``; True when it replaced an entry."""
     data = read_config(path)
@@ -142,6 +142,9 @@ def write_atomically(path: Path, text: str) -> None:
         if mode is not None:
             os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InstallError(f"cannot write {path}: {error.strerror or error}; it was left as it "
+                               "was") from None
         raise
