@@ -258,11 +258,11 @@ def test_the_written_file_is_indented_keeps_its_mode_and_any_text(tmp_path: Path
     config = tmp_path / "config" / "cursor.json"
     config.parent.mkdir()
     config.write_text('{"mcpServers": {}}')
-    config.chmod(0o600)
+    config.chmod(0o751)  # every bit kept, the others-execute one too
     assert install(tmp_path, "cursor", "--env", "CITY=Zoë")[0] == 0
     text = config.read_text(encoding="utf-8")
     assert text.startswith('{\n  "mcpServers": {\n    "notes": {') and "Zoë" in text and text.endswith("}\n")
-    assert config.stat().st_mode & 0o777 == 0o600
+    assert config.stat().st_mode & 0o777 == 0o751
 
 
 def test_install_creates_the_folders_of_a_new_file(tmp_path: Path) -> None:
