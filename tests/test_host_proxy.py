@@ -197,3 +197,19 @@ def test_for_a_stateless_client_the_hosts_hook_answers_the_servers_sampling_requ
             return client.session.era, str(result.content[0].text)
 
     assert asyncio.run(asyncio.wait_for(scenario(), LIMIT)) == ("stateless", "hook proxied")
+
+
+def test_a_proxy_of_a_tools_only_server_lists_no_prompts_or_resources() -> None:
+    """The proxy answers every list (an empty one for what the server does not offer), as
+    an ``McpApp`` offers them all; the server is a handshake-only one (2025-11-25)."""
+
+    async def scenario() -> tuple[list[str], list[Any], list[Any], str | None]:
+        async with proxy_app([sys.executable, str(REPO / "tests" / "servers" / "legacy_server.py")]) as proxy, \
+                connect_memory(proxy, protocol=v2025_11_25) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            prompts = (await client.list_prompts()).prompts
+            resources = (await client.list_resources()).resources
+            return tools, prompts, resources, proxy.host.status()["proxied"]["era"]
+
+    tools, prompts, resources, era = asyncio.run(asyncio.wait_for(scenario(), LIMIT))
+    assert (tools, prompts, resources, era) == (["echo"], [], [], "handshake")
