@@ -317,3 +317,14 @@ def test_claude_desktops_file_is_where_each_platform_keeps_it(
         monkeypatch.setenv(name, str(tmp_path / value))
     monkeypatch.setattr(sys, "platform", platform)
     assert config_path(CLIENTS["claude-desktop"], None, None) == tmp_path / expected
+
+
+def test_mcp_codegen_inspect_is_the_same_command_under_its_own_name(tmp_path: Path) -> None:
+    ran = subprocess.run([str(BIN / "mcp-codegen"), "inspect", "--json", str(NOTES)],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["server"]["name"] == "notes"
+    missing = subprocess.run([str(BIN / "mcp-codegen"), "inspect", str(tmp_path / "none.py")],
+                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.startswith(f"mcp-codegen: {tmp_path / 'none.py'}: no such file")
