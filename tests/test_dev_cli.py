@@ -328,3 +328,20 @@ def test_mcp_codegen_inspect_is_the_same_command_under_its_own_name(tmp_path: Pa
                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert missing.returncode == 2
     assert missing.stderr.startswith(f"mcp-codegen: {tmp_path / 'none.py'}: no such file")
+
+
+def test_inspect_refuses_an_unknown_revision_and_reports_a_failure_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["inspect", "--protocol", "2025-13-01", str(NOTES)], prog="mcp-host") == 2
+    error = capsys.readouterr().err
+    assert error.startswith("mcp-host: --protocol '2025-13-01': give auto or one of 2024-11-05, ")
+
+    async def refused(*args: object, **options: object) -> dict[str, Any]:
+        raise TypeError("the server's answer is not a list\nsecond line")
+
+    monkeypatch.setattr("typedmcp.cli.inspection.inspect_server", refused)
+    assert main(["inspect", str(NOTES)], prog="mcp-host") == 3
+    assert capsys.readouterr().err == (
+        f"mcp-host: cannot inspect {NOTES}: TypeError: the server's answer is not a list\n"
+    )

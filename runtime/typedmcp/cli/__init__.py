@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -120,19 +121,27 @@ def _inspect(args: argparse.Namespace, prog: str) -> int:
     from ..engine.jsonrpc import ConnectionClosed, RpcError
     from ..protocol.errors import HttpError
     from .inspection import describe, inspect_server, is_url
+    from .load import LoadError
 
     if not is_url(args.target) and "://" in args.target:
         _say(prog, f"{args.target!r}: inspect takes an http(s) URL or a server file")
         return BAD_INPUT
+    revisions = importlib.import_module("mcp_generated").REVISIONS
+    if args.protocol != "auto" and args.protocol not in revisions:
+        _say(prog, f"--protocol {args.protocol!r}: give auto or one of {', '.join(revisions)}")
+        return BAD_INPUT
     try:
         report = loops.run(asyncio.wait_for(
             inspect_server(args.target, stdio=args.stdio, protocol=args.protocol), 60))
-    except ValueError as error:  # a --protocol the runtime does not know
-        _say(prog, str(error))
-        return BAD_INPUT
     except (OSError, HttpError, ConnectionClosed, RpcError, asyncio.TimeoutError) as error:
         why = str(error) or type(error).__name__
         _say(prog, f"cannot inspect {args.target}: {why}")
+        return SERVER_FAILED
+    except LoadError:
+        raise
+    except Exception as error:  # a server's answer the client refuses, say: one line
+        first = (str(error).splitlines() or [""])[0]
+        _say(prog, f"cannot inspect {args.target}: {type(error).__name__}: {first}")
         return SERVER_FAILED
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else describe(report))
     return OK
