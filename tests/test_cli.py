@@ -446,7 +446,7 @@ def test_help_names_the_subcommands_and_the_generate_form() -> None:
     assert result.exit_code == 0, result.output
     assert "--version REVISION" in result.output
     commands = result.output.split("Commands:", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert sorted(line.split()[0] for line in commands if line.strip()) == ["diff", "tools", "version"]
+    assert sorted(line.split()[0] for line in commands if line.strip()) == ["diff", "inspect", "run", "tools", "version"]
     assert "4 diff found breaking changes" in " ".join(result.output.split())
 
 

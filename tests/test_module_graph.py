@@ -153,7 +153,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"auth"}),
     frozenset({"app"}),
     frozenset({"connecting", "serving", "testing", "pytest_plugin", ""}),
-    frozenset({"host", "tool_snapshot"}),
+    frozenset({"host", "tool_snapshot", "cli"}),
 )
 #: The generator and what only it needs: the runtime's distribution has none of them.
 GENERATOR_ONLY = frozenset({"typedmcp_codegen", "jinja2", "black", "datamodel_code_generator", "click"})

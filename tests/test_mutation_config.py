@@ -62,6 +62,13 @@ UNTRUSTED_TEXT = {
     "codegen/typedmcp_codegen/toolset.py",
 }
 
+#: Composition and the developer commands (issue 30): the scopes a mount copies, and the
+#: client configurations ``mcp-host install`` must never clobber.
+COMPOSITION = {
+    "runtime/typedmcp/app/mount.py",
+    "runtime/typedmcp/cli/install.py",
+}
+
 
 def scope_module() -> ModuleType:
     path = REPO_ROOT / "scripts" / "mutation_scope.py"
@@ -83,7 +90,7 @@ def test_each_config_names_a_module_functions_and_tests_that_exist(config: Path)
 def test_every_security_critical_and_typed_tools_module_has_a_config() -> None:
     scope = scope_module()
     configured = {str(scope.load_scope(config)[0]) for config in CONFIGS}
-    assert configured == COVERED | TYPED_TOOLS | UNTRUSTED_TEXT
+    assert configured == COVERED | TYPED_TOOLS | UNTRUSTED_TEXT | COMPOSITION
 
 
 def test_a_config_naming_a_missing_function_or_test_is_refused_with_what_to_fix(

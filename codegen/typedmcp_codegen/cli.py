@@ -8,6 +8,7 @@ prints the tool's own version. Exit codes: 0 done, 1 ``--check`` found drift, 2 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -177,6 +178,38 @@ def diff_command(old: str, new: str, as_json: bool, schema_dir: Path | None, off
         return EXIT_BREAKING if report.breaking else 0
 
     finish(work)
+
+
+PASS_THROUGH = {**CONTEXT, "ignore_unknown_options": True, "allow_extra_args": True}
+#: the name the runtime's commands give themselves in their messages (typedmcp.cli.__main__)
+RUNTIME_PROG_ENV = "TYPEDMCP_CLI_PROG"
+
+
+def _runtime_command(name: str, arguments: tuple[str, ...]) -> None:
+    """The runtime's developer command ``name`` (``python -m typedmcp.cli``, also
+    ``mcp-host NAME``), run in a child process as the generator runs the runtime elsewhere
+    (it never imports it); stdin, stdout and the exit code are the child's."""
+    import subprocess
+
+    environment = {**os.environ, RUNTIME_PROG_ENV: "mcp-codegen"}
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(subprocess.run([sys.executable, "-m", "typedmcp.cli", name, *arguments], env=environment).returncode)
+    sys.exit(130)
+
+
+@main.command("run", context_settings={**PASS_THROUGH, "help_option_names": []}, add_help_option=False)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def run_command(arguments: tuple[str, ...]) -> None:
+    """Serve a server file's McpApp: TARGET [--http PORT] (same as: mcp-host run)."""
+    _runtime_command("run", arguments)
+
+
+@main.command("inspect", context_settings={**PASS_THROUGH, "help_option_names": []}, add_help_option=False)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def inspect_command(arguments: tuple[str, ...]) -> None:
+    """A server's name, era, tools, resources and prompts: TARGET|URL [--json] (same as:
+    mcp-host inspect)."""
+    _runtime_command("inspect", arguments)
 
 
 @main.command("tools", context_settings=CONTEXT)

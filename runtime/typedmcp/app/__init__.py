@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from .content import ContentBlock, audio, embedded_blob, embedded_text, image, resource_link, text
 from .context import Context, Elicited, LogLevel
-from .core import McpApp, PromptFunction, ResourceFunction
+from .core import McpApp
+from .declared import PromptFunction, ResourceFunction
 from .prompts import assistant, message, user
 from .resources import RESOURCE_NOT_FOUND, UriTemplate
 from .signature import DeclarationError

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -31,8 +31,9 @@ from ..protocol.skills import Skill, SkillCatalog
 from ..protocol.stubs import RequestContext
 from ..stateless.server import CachePolicy
 from ..stateless.tasks import TaskSupport, run_as_task
-from .completions import CompleterT
 from .context import Context
+from .declared import PromptFunction, ResourceFunction
+from .mount import Mounts
 from .prompts import PromptSpec, declare_prompt
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, declare_resource
 from .signature import DeclarationError
@@ -43,38 +44,6 @@ from .ui import UiLink, declare_ui_resource, tool_meta_with_ui
 P = ParamSpec("P")
 R = TypeVar("R")
 Ctx = RequestContext[ClientPeer]
-
-
-class DeclaredFunction(Generic[P, R]):
-    """A declared function that stays callable as itself (unit-testable without a server),
-    with the spec the app serves it from."""
-
-    def __init__(self, function: Callable[P, R], spec: PromptSpec | ResourceSpec) -> None:
-        self.__wrapped__ = function
-        self.spec = spec
-        self.__doc__ = function.__doc__
-        self.__name__ = getattr(function, "__name__", spec.name)
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self.__wrapped__(*args, **kwargs)
-
-
-class PromptFunction(DeclaredFunction[P, R]):
-    """A declared prompt: still callable as the function, plus :meth:`complete`."""
-
-    def complete(self, argument: str) -> Callable[[CompleterT], CompleterT]:
-        """Declare the completion function of ``argument``: it takes the value typed so far
-        and returns the suggestions (at most 100 are sent)."""
-        return self.spec.completions.register(argument)
-
-
-class ResourceFunction(DeclaredFunction[P, R]):
-    """A declared resource or template: still callable as the function, plus :meth:`complete`
-    for a template's variables."""
-
-    def complete(self, variable: str) -> Callable[[CompleterT], CompleterT]:
-        """Declare the completion function of a template variable."""
-        return self.spec.completions.register(variable)
 
 
 #: What :meth:`McpApp.enable` and :meth:`McpApp.disable` act on.
@@ -157,6 +126,7 @@ class McpApp(ServerHandlers):
         #: The loop serving the app (seen by its handlers): changes made in a worker
         #: thread (a sync tool adding a tool) are announced on it.
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._mounts = Mounts()  # the apps mounted in this one (:meth:`mount`)
 
     def _announce(self, publish: Callable[[], None]) -> None:
         """Publish a list change on the feed, from the serving loop's thread (the feed's
@@ -197,6 +167,11 @@ class McpApp(ServerHandlers):
         both eras and on every transport. Add them before serving; a launcher's own
         ``middleware=`` replaces the app's."""
         self.middleware.add(middleware)
+
+    def mount(self, app: McpApp, *, prefix: str, separator: str = "_") -> None:
+        """Serve ``app``'s tools, resources, templates and prompts here under ``prefix``: see
+        :mod:`typedmcp.app.mount` (names, URIs, list changes, scopes; mount before serving)."""
+        self._mounts.add(self, app, prefix, separator)
 
     # -- declaring -----------------------------------------------------------------------
 
@@ -540,12 +515,14 @@ class McpApp(ServerHandlers):
     # -- serving (the generated handlers) -----------------------------------------------
 
     async def list_tools(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListToolsResult:
-        return models.ListToolsResult(tools=[spec.definition for spec in self._served("tool", self._tools)])
+        return models.ListToolsResult(tools=await self._mounts.tools([spec.definition for spec in self._served("tool", self._tools)], ctx))
 
     async def call_tool(self, params: models.CallToolRequestParams, ctx: Ctx) -> models.CallToolResult:
         self._loop = asyncio.get_running_loop()
         spec = self._find("tool", self._tools, params.name)
         if spec is None:
+            if self._mounts and (mounted := await self._mounts.call_tool(params, ctx)) is not None:
+                return mounted
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {clip(params.name)}")
         context = Context(ctx) if spec.signature.context_parameter is not None else None
         support = self._task_tools.get(spec.name)
@@ -556,13 +533,13 @@ class McpApp(ServerHandlers):
         )
 
     async def list_resources(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListResourcesResult:
-        return models.ListResourcesResult(resources=[spec.definition for spec in self._served("resource", self._resources)])  # type: ignore[misc]
+        return models.ListResourcesResult(resources=await self._mounts.resources([spec.definition for spec in self._served("resource", self._resources)], ctx))  # type: ignore[misc]
 
     async def list_resource_templates(
         self, params: models.PaginatedRequestParams | None, ctx: Ctx
     ) -> models.ListResourceTemplatesResult:
         return models.ListResourceTemplatesResult(
-            resource_templates=[spec.definition for spec in self._served("resource", self._templates)]  # type: ignore[misc]
+            resource_templates=await self._mounts.templates([spec.definition for spec in self._served("resource", self._templates)], ctx)  # type: ignore[misc]
         )
 
     async def read_resource(self, params: models.ReadResourceRequestParams, ctx: Ctx) -> models.ReadResourceResult:
@@ -576,6 +553,8 @@ class McpApp(ServerHandlers):
             variables = template.template.match(uri)
             if variables is not None:
                 return await template.read(uri, variables, Context(ctx))
+        if self._mounts and (mounted := await self._mounts.read_resource(params, ctx)) is not None:
+            return mounted
         raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri)}", {"uri": uri})
 
     def _serves(self, uri: str) -> bool:
@@ -590,6 +569,8 @@ class McpApp(ServerHandlers):
         """The runtime keeps the session's subscriptions; the app checks the URI is one
         it serves (``resource_updated`` then reaches the subscribers)."""
         if not self._serves(params.uri):
+            if self._mounts and (mounted := await self._mounts.subscribe(params, ctx)) is not None:
+                return mounted
             raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(params.uri)}", {"uri": params.uri})
         return models.Result()
 
@@ -602,12 +583,14 @@ class McpApp(ServerHandlers):
         self._announce(lambda: self.changes.resource_updated(uri))
 
     async def list_prompts(self, params: models.PaginatedRequestParams | None, ctx: Ctx) -> models.ListPromptsResult:
-        return models.ListPromptsResult(prompts=[spec.definition for spec in self._served("prompt", self._prompts)])
+        return models.ListPromptsResult(prompts=await self._mounts.prompts([spec.definition for spec in self._served("prompt", self._prompts)], ctx))
 
     async def get_prompt(self, params: models.GetPromptRequestParams, ctx: Ctx) -> models.GetPromptResult:
         self._loop = asyncio.get_running_loop()
         spec = self._find("prompt", self._prompts, params.name)
         if spec is None:
+            if self._mounts and (mounted := await self._mounts.get_prompt(params, ctx)) is not None:
+                return mounted
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(params.name)}")
         return await spec.render(params.arguments or {}, Context(ctx))
 
@@ -616,11 +599,15 @@ class McpApp(ServerHandlers):
         if isinstance(ref, models.PromptReference):
             prompt = self._find("prompt", self._prompts, ref.name)
             if prompt is None:
+                if self._mounts and (mounted := await self._mounts.complete(params, ctx)) is not None:
+                    return mounted
                 raise RpcError(INVALID_PARAMS, f"Invalid params: unknown prompt {clip(ref.name)}")
             completions = prompt.completions
         else:
             template = self._find("resource", self._templates, ref.uri)
             if template is None:
+                if self._mounts and (mounted := await self._mounts.complete(params, ctx)) is not None:
+                    return mounted
                 raise RpcError(INVALID_PARAMS, f"Invalid params: unknown resource template {clip(ref.uri)}")
             completions = template.completions
         return await completions.complete(params.argument.name, params.argument.value)

@@ -1,5 +1,6 @@
 """The host: connect N MCP servers, merge their tools into one registry, route calls,
-refresh on changes, survive failures, and serve everything as one gateway server.
+refresh on changes, survive failures, and serve everything as one gateway server; or serve
+one server in process as an ``McpApp`` (:func:`proxy_app`).
 
 ``async with Host.from_config("mcp.json") as host: await host.call_tool("weather__now", {})``
 """
@@ -9,6 +10,7 @@ from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_co
 from .core import Host
 from .errors import HostError, InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .naming import NamingRule, valid_function_name
+from .proxy import ProxyApp, proxy_app
 from .registry import PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "InvalidArguments",
     "NamingRule",
     "PromptEntry",
+    "ProxyApp",
     "Registry",
     "ResourceEntry",
     "ServerConfig",
@@ -31,5 +34,6 @@ __all__ = [
     "UnknownTool",
     "load_config",
     "parse_config",
+    "proxy_app",
     "valid_function_name",
 ]

@@ -7,6 +7,9 @@
     mcp-host serve --config mcp.json --stdio | --http 127.0.0.1:8000
     mcp-host call  --url http://127.0.0.1:8000/mcp weather__current '{"city": "Oslo"}'
     mcp-host tools --config mcp.json --out DIR    # one typed package per server (mcp-codegen tools)
+    mcp-host run server.py[:app] [--http PORT]    # the developer commands (typedmcp.cli):
+    mcp-host inspect server.py | URL [--json]     # serve, inspect, and add a server to
+    mcp-host install cursor server.py [--force]   # Claude Desktop's, Cursor's or VS Code's config
 
 ``call`` starts only the server whose prefix begins the tool's name (all of them, in
 parallel, when the naming rule cannot tell: ``prefixTools: "collisions"``, or a server
@@ -34,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import cli as developer
 from ..engine import loops
 from ..engine.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.errors import HttpError
@@ -348,6 +352,7 @@ def parser() -> argparse.ArgumentParser:
         "that cannot start is reported with why, the others are written; exit code 3 if any failed.",
     )
     tools.add_argument("--out", required=True, help="the folder the packages are written under")
+    developer.add_commands(commands)  # run, inspect, install (typedmcp.cli)
     for sub in (listing, serve, tools):
         sub.add_argument("--config", required=True, help="an mcpServers JSON file")
         sub.add_argument("--verbose", action="store_true", help="log what the host does")
@@ -400,6 +405,8 @@ async def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-host`` console script."""
     args = parser().parse_args(argv)
+    if args.command in developer.COMMANDS:
+        return developer.run_command(args)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr,
         format="mcp-host: %(name)s: %(message)s",

@@ -161,10 +161,16 @@ def _parks(ctx: Any) -> bool:
     return isinstance(ctx.hooks, StatelessServer) and wants_input(current_scope())
 
 
-def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None) -> object:
+def gateway_handlers(
+    host: GatewayHost, *, parking: ParkingLimits | None = None, every_method: bool = False,
+    park: bool = True,
+) -> Any:
     """A handler object (a ``ServerHandlers`` subclass of the host's package) serving the
-    host's registry; methods exist for what the registry can offer. ``parking`` bounds the
-    calls of 2026-07-28 clients waiting for their input (the object's ``parked``)."""
+    host's registry; methods exist for what the registry can offer (``every_method``: all
+    of them, for a caller that decides itself, :mod:`.proxy`). ``parking`` bounds the
+    calls of 2026-07-28 clients waiting for their input (the object's ``parked``);
+    ``park=False`` parks none: the host's hooks answer a server's requests for such a
+    client (the proxy's handlers cannot return the input-required rounds)."""
     package = host.package
     base = importlib.import_module(f"{package.__name__}.server").ServerHandlers
     requests = importlib.import_module(f"{package.__name__}.dispatch").REQUESTS
@@ -180,7 +186,7 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
     async def call_tool(self: Any, params: Any, ctx: Any) -> Any:
         progress = _Progress(ctx) if ctx.progress_token is not None else None
         try:
-            if _parks(ctx):
+            if park and _parks(ctx):
                 return await parked(ctx, params, lambda forward, note: host.call_tool(
                     params.name, params.arguments, progress=note, forward=forward), progress)
             return await host.call_tool(
@@ -198,7 +204,7 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
         return {"prompts": [{**entry.definition, "name": entry.name} for entry in host.prompts()]}
 
     async def get_prompt(self: Any, params: Any, ctx: Any) -> Any:
-        if _parks(ctx):
+        if park and _parks(ctx):
             return await _routed(parked(ctx, params, lambda forward, note: host.get_prompt(
                 params.name, params.arguments, forward=forward)))
         return await _routed(host.get_prompt(params.name, params.arguments, forward=_forwarder(ctx, requests)))
@@ -215,7 +221,7 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
             original, owner = copy
             read = await _routed(host.read_resource(original, server=owner, forward=_forwarder(ctx, requests)))
             return relabel_contents(read, original, params.uri)
-        if _parks(ctx):
+        if park and _parks(ctx):
             return await _routed(parked(ctx, params, lambda forward, note: host.read_resource(
                 params.uri, forward=forward)))
         return await _routed(host.read_resource(params.uri, forward=_forwarder(ctx, requests)))
@@ -225,15 +231,15 @@ def gateway_handlers(host: GatewayHost, *, parking: ParkingLimits | None = None)
         return await _routed(host.complete(wire["ref"], wire["argument"], context=wire.get("context")))
 
     namespace: dict[str, Any] = {"list_tools": list_tools, "call_tool": call_tool}
-    if _offers(host, "prompts"):
+    if every_method or _offers(host, "prompts"):
         namespace.update(list_prompts=list_prompts, get_prompt=get_prompt)
-    if _offers(host, "resources"):
+    if every_method or _offers(host, "resources"):
         namespace.update(
             list_resources=list_resources,
             list_resource_templates=list_resource_templates,
             read_resource=read_resource,
         )
-    if _offers(host, "completions"):
+    if every_method or _offers(host, "completions"):
         namespace["complete"] = complete
     handlers = type("GatewayHandlers", (base,), namespace)()
     handlers.parked = lot
