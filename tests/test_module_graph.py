@@ -23,7 +23,7 @@ RUNTIME = REPO_ROOT / "runtime" / "typedmcp"
 # Pipeline order: a module may import only modules of an earlier (or the same) layer.
 PIPELINE_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "names"}),
-    frozenset({"pins", "document"}),
+    frozenset({"pins", "document", "escape"}),
     frozenset({"load"}),
     frozenset({"analyse", "toolset", "extension_pins"}),
     frozenset({"rewrite"}),
