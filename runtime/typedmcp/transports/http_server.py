@@ -21,7 +21,21 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
+from ..engine.jsonrpc import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_IN_FLIGHT,
+    INVALID_REQUEST,
+    TOO_MANY_REQUESTS,
+    Engine,
+    RpcError,
+    batch_too_long,
+    checked_limit,
+    encode_error,
+    is_request_id,
+    parse_error,
+    quoted,
+    too_many_in_flight,
+)
 from ..protocol.errors import SERVED_AT
 from ..protocol.origin import BearerCheck, serving_origin
 from ..protocol.server import ServerSession
@@ -60,6 +74,9 @@ from .http_streams import (
 logger = logging.getLogger("typedmcp")
 
 SESSION_HEADER = "mcp-session-id"
+#: What a request refused for too many in flight is told (seconds): the answers it waits
+#: for usually come sooner.
+RETRY_AFTER = [(b"retry-after", b"1")]
 VERSION_HEADER = "mcp-protocol-version"
 
 
@@ -76,6 +93,12 @@ class HttpApp(Mountable):
     last use: the end of its last request, or the last time making room found it busy). The
     sessions are kept in order of last use (:class:`~.http_shared.SessionTable`), so making
     room costs the same however many sessions are live.
+
+    Request limits: a 2025-03-26 batch holds at most ``max_batch`` messages (a longer one is
+    refused as a whole: 413, a -32600 naming the limit); a session runs at most
+    ``max_in_flight`` requests at once (a batch counts each), and a POST that would take it
+    over is refused with 429, ``Retry-After: 1`` and a -32029 naming the limit (an
+    HTTP+SSE connection likewise).
 
     ``legacy_sse``: True (or :class:`~.http_sse_server.SsePaths`) also serves the deprecated
     2024-11-05 HTTP+SSE transport (GET ``/sse``, POST ``/messages/``), with the same Origin and
@@ -94,6 +117,8 @@ class HttpApp(Mountable):
         max_sessions: int = 1000,
         max_sessions_per_client: int = 100,
         session_idle_timeout: float = 1800.0,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         auth: BearerCheck | None = None,
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
@@ -133,6 +158,8 @@ class HttpApp(Mountable):
         self.max_sessions = max_sessions
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
+        self.max_batch = checked_limit("max_batch", max_batch)
+        self.max_in_flight = checked_limit("max_in_flight", max_in_flight)
         self.auth = auth
         # by id, in order of last use: expiry and eviction look at the front only
         self.sessions = SessionTable()
@@ -398,6 +425,8 @@ class HttpApp(Mountable):
             transport,
             server,
             accept_batches=lambda: server.package is not None and server.package.accepts_batches,
+            max_batch=self.max_batch,
+            max_in_flight=self.max_in_flight,
         )
         server.engine = engine
         return HttpSession(session_id, server, engine, transport)
@@ -421,8 +450,11 @@ class HttpApp(Mountable):
         if immediate is not None:  # an error found before any handler ran
             session.transport.close_stream(stream)
             if send is not None:
-                status = 400 if error_code(immediate) == INVALID_REQUEST else 200
-                await respond(send, status, immediate, "application/json")
+                code = error_code(immediate)
+                if code == TOO_MANY_REQUESTS:  # the session is at max_in_flight
+                    await respond(send, 429, immediate, "application/json", RETRY_AFTER)
+                else:
+                    await respond(send, 400 if code == INVALID_REQUEST else 200, immediate, "application/json")
             return immediate
         incoming = session.engine._incoming.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
         if send is None or receive is None:
@@ -483,6 +515,13 @@ class HttpApp(Mountable):
             return
         if not batch:
             await respond_error(send, 400, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
+            return
+        engine = session.engine
+        if len(batch) > engine.max_batch:
+            await respond_error(send, 413, batch_too_long(len(batch), engine.max_batch))
+            return
+        if engine._no_room_for(len(batch)):
+            await respond_error(send, 429, too_many_in_flight(engine.in_flight(), engine.max_in_flight), RETRY_AFTER)
             return
         stream = session.transport.new_stream()
         token = _current_stream.set(stream)
