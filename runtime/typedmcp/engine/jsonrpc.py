@@ -51,6 +51,10 @@ DEFAULT_MAX_IN_FLIGHT = 256
 #: How often a read loop waiting for room under ``max_in_flight`` looks again whether a
 #: handler now waits for the peer (seconds; see :meth:`Engine._wait_for_room`).
 ROOM_POLL = 0.1
+#: The longest a read loop waits for room under ``max_in_flight`` (seconds): then the
+#: request it holds is refused (-32029) and reading goes on, so what the peer sent behind
+#: it (a cancel of a request in flight) is read.
+ROOM_WAIT = 5.0
 
 RequestId = str | int
 
@@ -277,6 +281,8 @@ class Engine(LaneMethods):
     #: Serves some requests without a task each (see :class:`RequestLane`); None: all go
     #: to the dispatcher, one task each.
     lane: RequestLane | None = None
+    #: The longest the read loop waits for room under ``max_in_flight`` (:data:`ROOM_WAIT`).
+    room_wait: float = ROOM_WAIT
 
     def __init__(
         self,
@@ -299,6 +305,7 @@ class Engine(LaneMethods):
         #: request that comes in at the limit otherwise is refused (-32029).
         self.max_in_flight = checked_limit("max_in_flight", max_in_flight)
         self._room: asyncio.Event | None = None  # set when a request ends, while the reader waits
+        self._reserved = 0  # requests of accepted batches whose handlers have not started yet
         self._next_id = 0
         self._pending: dict[RequestId, asyncio.Future[Any] | _Callback] = {}
         self._sending: set[asyncio.Task[None]] = set()  # send_soon's writes that had to wait
@@ -356,7 +363,8 @@ class Engine(LaneMethods):
     def in_flight(self) -> int:
         """How many of the peer's requests are being served now (batch elements included)."""
         lane = self.lane
-        return len(self._incoming) if lane is None else len(self._incoming) + len(lane)
+        busy = len(self._incoming) + self._reserved
+        return busy if lane is None else busy + len(lane)
 
     def _no_room_for(self, count: int) -> bool:
         """Whether ``count`` more requests would take the connection over ``max_in_flight``
@@ -366,14 +374,17 @@ class Engine(LaneMethods):
 
     async def _wait_for_room(self, count: int) -> None:
         """Backpressure: the read loop waits, reading nothing, until ``count`` more requests
-        fit under ``max_in_flight``. Not while a handler waits for an answer of the peer
-        (a request of ours is pending): that answer may be behind what the peer sent, and
-        waiting for it could never end; then this returns at once and the request is refused.
-        It checks again every :data:`ROOM_POLL` seconds, for a handler that starts to wait so."""
-        while not self._pending and self._no_room_for(count):
+        fit under ``max_in_flight``, for at most :attr:`room_wait` seconds. Not while a
+        handler waits for an answer of the peer (a request of ours is pending): that answer
+        may be behind what the peer sent, so waiting could never end; then this returns at
+        once. It looks again every :data:`ROOM_POLL` seconds, for a handler that starts to
+        wait so. Still no room when it returns: the caller refuses what it holds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.room_wait
+        while not self._pending and self._no_room_for(count) and (left := deadline - loop.time()) > 0:
             room = self._room = asyncio.Event()
             try:
-                await asyncio.wait_for(room.wait(), ROOM_POLL)
+                await asyncio.wait_for(room.wait(), min(ROOM_POLL, left))
             except asyncio.TimeoutError:
                 pass
             finally:
@@ -538,11 +549,11 @@ class Engine(LaneMethods):
                 if self._no_room_for(len(message)):
                     await self._send_error(None, too_many_in_flight(self.in_flight(), self.max_in_flight))
                     return
-                task = asyncio.create_task(self._receive_batch(message))
+                task = self.start_batch(message)
                 self._batches.add(task)
                 task.add_done_callback(self._batches.discard)
             else:
-                await self._receive_batch(message)
+                await self.start_batch(message)
             return
         if (
             background
@@ -556,9 +567,28 @@ class Engine(LaneMethods):
         if reply is not None:
             await self.transport.send(reply)
 
+    def start_batch(self, batch: list[Any]) -> asyncio.Task[None]:
+        """Serve an accepted batch (length and room checked) in a task: its requests count
+        under ``max_in_flight`` from now, before their handlers start."""
+        self._reserved += len(batch)
+        return asyncio.get_running_loop().create_task(self._receive_batch(batch))
+
     async def _receive_batch(self, batch: list[Any]) -> None:
-        """Serve the elements concurrently; one array holds the replies (none: no output)."""
-        replies = await asyncio.gather(*(self._route(m, in_batch=True) for m in batch))
+        """Serve the elements concurrently; one array holds the replies (none: no output).
+        Each element's reservation (:meth:`start_batch`) ends as it starts (a request's
+        handler is in ``_incoming`` by then); what never started, as the batch ends."""
+        unstarted = len(batch)
+
+        async def element(message: Any) -> bytes | None:
+            nonlocal unstarted
+            unstarted -= 1
+            self._reserved -= 1
+            return await self._route(message, in_batch=True)
+
+        try:
+            replies = await asyncio.gather(*(element(m) for m in batch))
+        finally:
+            self._reserved -= unstarted
         parts = [reply for reply in replies if reply is not None]
         if parts:
             await self.transport.send(b"[" + b",".join(parts) + b"]")

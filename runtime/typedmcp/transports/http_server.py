@@ -526,7 +526,7 @@ class HttpApp(Mountable):
         stream = session.transport.new_stream()
         token = _current_stream.set(stream)
         try:  # the task, and the handlers it starts, send to this POST's stream
-            task = asyncio.ensure_future(session.engine._receive_batch(batch))
+            task = engine.start_batch(batch)
         finally:
             _current_stream.reset(token)
         await self._reply(session, stream, task, send, receive, 202)
