@@ -340,6 +340,37 @@ async def test_the_stateless_endpoint_refuses_any_batch() -> None:
         assert error_of(refused) == {"code": INVALID_REQUEST, "message": "Invalid Request: batches are not allowed"}
 
 
+def stateless_call(request_id: int, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    body = rpc(request_id, "tools/call", {"name": name, "arguments": arguments, "_meta": meta})
+    return body, {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name}
+
+
+async def test_a_stateless_client_over_max_in_flight_gets_429_and_room_when_one_ends() -> None:
+    """2026-07-28 has no session: the limit is per client (its address without auth)."""
+    app = make_app(Tools(), max_in_flight=2)
+    slow = [exchange(app, body=body, headers=headers)
+            for body, headers in (stateless_call(n, "slow", {"seconds": 30}) for n in (1, 2))]
+    await asyncio.sleep(0.05)
+    body, headers = stateless_call(3, "echo", {"x": 1})
+    refused = await send(app, body=body, headers=headers)
+    assert refused.status == 429 and refused.header("retry-after") == "1"
+    assert refused.json()["id"] == 3
+    assert refused.json()["error"] == {
+        "code": TOO_MANY_REQUESTS,
+        "message": "Too many requests in flight: this client has 2 requests running, the server's "
+        "limit is 2 (its max_in_flight option); wait for answers before sending more",
+        "data": {"retryAfterSeconds": 1, "limit": "max_in_flight=2"},
+    }
+    session = await initialize(app)  # a handshake-era session counts on its own
+    assert (await send(app, body=rpc(4, "ping"), session=session)).status == 200
+    await slow[0].hang_up()  # cancels it: room for one
+    answered = await send(app, body=body, headers=headers)
+    assert answered.status == 200 and answered.json()["result"]["content"][0]["text"] == '{"x": 1}'
+    await slow[1].hang_up()
+    assert app.modern is not None and app.modern._running == {}  # nothing left counted
+
+
 # -- HTTP+SSE (2024-11-05) ----------------------------------------------------------------------
 
 

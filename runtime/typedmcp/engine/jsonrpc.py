@@ -151,12 +151,12 @@ def batch_too_long(length: int, max_batch: int) -> RpcError:
     )
 
 
-def too_many_in_flight(in_flight: int, max_in_flight: int) -> RpcError:
-    """The -32029 a request (or a batch) gets when its connection already has
+def too_many_in_flight(in_flight: int, max_in_flight: int, whose: str = "this connection") -> RpcError:
+    """The -32029 a request (or a batch) gets when its connection (``whose``) already has
     ``in_flight`` requests running and ``max_in_flight`` allows no more."""
     return RpcError(
         TOO_MANY_REQUESTS,
-        f"Too many requests in flight: this connection has {in_flight} requests running, "
+        f"Too many requests in flight: {whose} has {in_flight} requests running, "
         f"the server's limit is {max_in_flight} (its max_in_flight option); wait for answers "
         "before sending more",
         {"retryAfterSeconds": 1, "limit": f"max_in_flight={max_in_flight}"},

@@ -59,7 +59,7 @@ from .http_hosts import HostCheck
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
 from .http_shared import HttpSession, SessionTable, SharedSessions, SharedState
-from .http_stateless import ModernEndpoint, asks_stateless_era, claims
+from .http_stateless import RETRY_AFTER, ModernEndpoint, asks_stateless_era, claims
 from .http_streams import (
     REPLAY_GRACE_SECONDS,
     SessionTransport,
@@ -74,9 +74,7 @@ from .http_streams import (
 logger = logging.getLogger("typedmcp")
 
 SESSION_HEADER = "mcp-session-id"
-#: What a request refused for too many in flight is told (seconds): the answers it waits
-#: for usually come sooner.
-RETRY_AFTER = [(b"retry-after", b"1")]
+
 VERSION_HEADER = "mcp-protocol-version"
 
 
@@ -98,7 +96,8 @@ class HttpApp(Mountable):
     refused as a whole: 413, a -32600 naming the limit); a session runs at most
     ``max_in_flight`` requests at once (a batch counts each), and a POST that would take it
     over is refused with 429, ``Retry-After: 1`` and a -32029 naming the limit (an
-    HTTP+SSE connection likewise).
+    HTTP+SSE connection likewise; a 2026-07-28 client, which has no session, by its
+    owner: see :meth:`owner`).
 
     ``legacy_sse``: True (or :class:`~.http_sse_server.SsePaths`) also serves the deprecated
     2024-11-05 HTTP+SSE transport (GET ``/sse``, POST ``/messages/``), with the same Origin and
@@ -160,6 +159,8 @@ class HttpApp(Mountable):
         self.session_idle_timeout = session_idle_timeout
         self.max_batch = checked_limit("max_batch", max_batch)
         self.max_in_flight = checked_limit("max_in_flight", max_in_flight)
+        if modern is not None:  # (per client there: that era has no sessions)
+            modern.max_in_flight = self.max_in_flight
         self.auth = auth
         # by id, in order of last use: expiry and eviction look at the front only
         self.sessions = SessionTable()
@@ -355,7 +356,7 @@ class HttpApp(Mountable):
             self.make_session is None
             or claims(headers, message, self.legacy_versions, self.modern.versions)
         ):
-            await self.modern.post(headers, message, principal, receive, send)
+            await self.modern.post(headers, message, principal, receive, send, self.owner(scope, principal))
             return
         if self.modern is None and self.refuse_stateless and asks_stateless_era(headers, message):
             why = encode_error(message["id"], self.refuse_stateless(message.get("params")))
