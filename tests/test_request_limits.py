@@ -31,6 +31,7 @@ from test_jsonrpc import Fake, Pipe, assert_error
 from test_legacy_sse import initialized, legacy_app, message, post, serving
 from test_stdio import server as stdio_server
 
+from typedmcp.engine import jsonrpc
 from typedmcp.engine.jsonrpc import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_IN_FLIGHT,
@@ -38,7 +39,7 @@ from typedmcp.engine.jsonrpc import (
     TOO_MANY_REQUESTS,
     Engine,
 )
-from typedmcp.host.cli import parser
+from typedmcp.host.cli import _serve, parser
 from typedmcp.host.gateway import gateway_app, gateway_options, serve_passing
 from typedmcp.protocol.options import UnknownOptionError
 from typedmcp.serving import run_stdio
@@ -114,7 +115,11 @@ def test_a_limit_that_is_not_a_whole_number_of_at_least_one_is_refused_by_name(o
         make_app(**{option: value})
 
 
-async def test_at_max_in_flight_the_reader_waits_for_room_then_serves_what_it_held() -> None:
+async def test_at_max_in_flight_the_reader_waits_for_room_then_serves_what_it_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The request that ends wakes the reader (no look every ROOM_POLL needed)."""
+    monkeypatch.setattr(jsonrpc, "ROOM_POLL", 30.0)
     async with engine_running(max_in_flight=2) as (pipe, fake, engine):
         pipe.request("a", "wait", {"gate": "a"})
         pipe.request("b", "wait", {"gate": "b"})
@@ -302,11 +307,13 @@ async def test_one_huge_batch_does_not_stall_another_sessions_ping() -> None:
     ping before the limit)."""
     app = make_app()
     flooder, other = await initialize(app, "2025-03-26"), await initialize(app)
-    flood = exchange(app, body=[call(n, "echo", {"n": n}) for n in range(40_000)], session=flooder)
+    body = json.dumps([call(n, "echo") for n in range(40_000)], separators=(",", ":")).encode()
+    assert len(body) < app.max_body_bytes  # (refused for its length, not its size)
+    flood = exchange(app, body=body, session=flooder)
     await asyncio.sleep(0)  # the flood's POST is read first
-    assert await ping_time(app, other, 1) < 1.0
+    assert await ping_time(app, other, 1) < 1.0  # (7.8 s here without the limit)
     await flood.finished()
-    assert flood.status == 413
+    assert flood.status == 413 and "a batch of 40000 messages" in error_of(flood)["message"]
 
 
 async def test_a_session_flooding_batches_at_the_limit_runs_at_most_max_in_flight() -> None:
@@ -437,9 +444,10 @@ async def test_the_gateway_refuses_a_batch_over_max_batch_and_fans_out_one_at_it
         assert [answer["result"]["content"][0]["text"] for answer in answers] == ["1", "2"]
 
 
-async def test_the_gateways_relayed_calls_count_under_max_in_flight(reaper: Any) -> None:
+async def test_the_gateways_relayed_calls_count_under_max_in_flight(reaper: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Calls the pass-through relays without a task (its lane) count too; as one ends, the
-    reader takes the request it held."""
+    reader takes the request it held (woken by the lane: no look every ROOM_POLL needed)."""
+    monkeypatch.setattr(jsonrpc, "ROOM_POLL", 30.0)
     async with started() as host, gateway_lines(host, max_in_flight=2) as lines:
         for n, seconds in ((1, 0.8), (2, 3)):
             lines.put(gateway_call(n, "p__slow", {"label": str(n), "seconds": seconds}))
@@ -447,7 +455,7 @@ async def test_the_gateways_relayed_calls_count_under_max_in_flight(reaper: Any)
         started_at = time.monotonic()
         lines.put(gateway_call(3, "p__echo", {"text": "held"}))
         assert (await next_message(lines))["id"] == 1
-        held = await next_message(lines)  # once the first call ended
+        held = await next_message(lines, timeout=2)  # once the first call ended
         assert time.monotonic() - started_at > 0.4
         assert (held["id"], held["result"]["content"]) == (3, [{"type": "text", "text": "held"}])
 
@@ -468,6 +476,29 @@ def test_the_gateway_over_http_and_mcp_host_serve_take_the_limits(tmp_path: Path
     assert (args.max_batch, args.max_in_flight) == (5, 50)
     defaults = parser().parse_args(["serve", "--config", "c.json", "--stdio"])
     assert (defaults.max_batch, defaults.max_in_flight) == (DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT)
+
+
+async def test_mcp_host_serve_passes_the_limits_to_the_gateway() -> None:
+    class Recorder:  # the part of a Host that ``mcp-host serve --stdio`` uses
+        def __init__(self) -> None:
+            self.options: dict[str, Any] = {}
+
+        async def start(self) -> None:
+            return None
+
+        def failed(self) -> dict[str, str]:
+            return {}
+
+        def status(self) -> dict[str, Any]:
+            return {}
+
+        async def serve(self, **options: Any) -> None:
+            self.options = options
+
+    host = Recorder()
+    args = parser().parse_args(["serve", "--config", "c.json", "--stdio", "--max-batch", "5", "--max-in-flight", "50"])
+    assert await _serve(host, args) == 0  # type: ignore[arg-type]
+    assert host.options == {"stdio": True, "max_batch": 5, "max_in_flight": 50}
 
 
 def test_mcp_host_serve_refuses_a_limit_below_one(capsys: pytest.CaptureFixture[str]) -> None:
