@@ -41,6 +41,8 @@ COVERED = {
     "runtime/typedmcp/transports/http_auth.py",
     "runtime/typedmcp/protocol/middleware_builtin.py",
     "runtime/typedmcp/state/rate_limit.py",
+    # the request limits: a batch's length, the requests in flight (issue 29)
+    "runtime/typedmcp/engine/jsonrpc.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,
