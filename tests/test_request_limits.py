@@ -38,7 +38,9 @@ from typedmcp.engine.jsonrpc import (
     INVALID_REQUEST,
     TOO_MANY_REQUESTS,
     Engine,
+    RpcError,
 )
+from typedmcp.connecting import connect_memory
 from typedmcp.host.cli import _serve, parser
 from typedmcp.host.gateway import gateway_app, gateway_options, serve_passing
 from typedmcp.protocol.options import UnknownOptionError
@@ -187,6 +189,32 @@ async def test_a_batch_waits_for_room_for_all_its_requests_and_a_long_one_runs_a
     async with engine_running(max_in_flight=2) as (pipe, _, _):
         pipe.put(echoes(3))  # longer than the limit, nothing else in flight: it runs
         assert len(await pipe.reply()) == 3
+
+
+@pytest.mark.parametrize("flood", [2_000, 8_000])
+async def test_a_flood_stays_in_the_clients_pipe_not_in_the_server(flood: int) -> None:
+    """What the server holds does not grow with the flood: at the limit the reader reads no
+    more, so of 2,000 or 8,000 requests it runs the same 64 and holds one; the rest stay
+    unread, where the client wrote them."""
+    async with engine_running(max_in_flight=64) as (pipe, fake, engine):
+        for n in range(flood):
+            pipe.request(n, "wait", {"gate": "g"})
+        await asyncio.sleep(0.3)
+        assert engine.in_flight() == 64 and len(fake.requests) == 64
+        assert pipe.inbox.qsize() == flood - 65
+
+
+async def test_an_in_process_server_takes_the_limits_too() -> None:
+    """``connect_memory(server_options=...)``: a request over the limit is refused (-32029)."""
+    async with connect_memory(Tools(), server_options={"max_in_flight": 1}) as client:
+        slow = asyncio.ensure_future(client.call_tool(name="slow", arguments={"seconds": 30}))
+        await asyncio.sleep(0.05)
+        with pytest.raises(RpcError) as refused:
+            await client.call_tool(name="echo", arguments={})
+        assert refused.value.code == TOO_MANY_REQUESTS and "(its max_in_flight option)" in refused.value.message
+        slow.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await slow
 
 
 class HoldingLane:

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .engine import loops
-from .engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, Engine
+from .engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, LIMIT_OPTIONS, Engine
 from .protocol.access import access_policy_of
 from .protocol.options import check_options, keyword_parameters
 from .protocol.packages import package_of
@@ -32,7 +32,7 @@ SHARED_OPTIONS = frozenset({"state", "redis_url", "redis_prefix", "session_affin
 #: What :func:`http_app` sets on :class:`HttpApp` itself (not options of its caller).
 HTTP_APP_INTERNALS = frozenset({"make_session", "modern", "legacy_versions", "shared"})
 #: The request limits of a connection, options of every launcher (``http_app``: HttpApp's own).
-ENGINE_OPTIONS = frozenset({"max_batch", "max_in_flight"})
+ENGINE_OPTIONS = LIMIT_OPTIONS
 
 
 @functools.cache

@@ -10,6 +10,11 @@ does): the handler runs at
 once, inside its own task (``asyncio.current_task()`` is that task, its context a copy of
 the caller's), up to its first real suspension; a handler that completes without one has
 sent its response before the message that asked for it is out of the read path.
+
+What one peer can make it run is bounded: a batch holds at most ``max_batch`` messages (a
+longer one is refused whole), and at most ``max_in_flight`` of the peer's requests run at
+once: at the limit the read loop reads no more requests until one ends (backpressure), and
+a request it cannot wait for is refused with -32029 (see :meth:`Engine._wait_for_room`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ DEFAULT_MAX_BATCH = 100
 #: its requests. Well above what a model drives in parallel, and it keeps one client
 #: from holding the event loop (and memory) that every other client shares.
 DEFAULT_MAX_IN_FLIGHT = 256
+#: The options of every server launcher that set these two limits of its connections.
+LIMIT_OPTIONS = frozenset({"max_batch", "max_in_flight"})
 #: How often a read loop waiting for room under ``max_in_flight`` looks again whether a
 #: handler now waits for the peer (seconds; see :meth:`Engine._wait_for_room`).
 ROOM_POLL = 0.1
