@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from test_gateway_passthrough import Lines, call as gateway_call, reaper, started, untraced
-from test_http_server import (
+from test_http_server import (  # (its fixture: no request of its helpers is left running)
     Tools,
+    _no_exchange_left_running,  # noqa: F401
     call,
     error_of,
     exchange,
@@ -111,7 +112,7 @@ async def test_max_batch_is_an_option_of_the_engine() -> None:
 
 @pytest.mark.parametrize("option", ["max_batch", "max_in_flight"])
 @pytest.mark.parametrize("value", [0, -1, True, 2.5])
-def test_a_limit_that_is_not_a_whole_number_of_at_least_one_is_refused_by_name(option: str, value: Any) -> None:
+async def test_a_limit_that_is_not_a_whole_number_of_at_least_one_is_refused_by_name(option: str, value: Any) -> None:
     with pytest.raises(ValueError, match=f"^{option} must be a whole number of at least 1 \\(got {value!r}\\)$"):
         Engine(Pipe(), Fake(), **{option: value})
     with pytest.raises(ValueError, match=f"^{option} must be"):
@@ -532,7 +533,7 @@ async def test_the_gateways_relayed_calls_count_under_max_in_flight(reaper: Any,
         assert (held["id"], held["result"]["content"]) == (3, [{"type": "text", "text": "held"}])
 
 
-def test_the_gateway_over_http_and_mcp_host_serve_take_the_limits(tmp_path: Path) -> None:
+async def test_the_gateway_over_http_and_mcp_host_serve_take_the_limits(tmp_path: Path) -> None:
     class NoHost:  # what gateway_options reads of a host, for an app that never starts
         package = __import__("mcp_generated.v2026_07_28", fromlist=["x"])
 
@@ -573,13 +574,13 @@ async def test_mcp_host_serve_passes_the_limits_to_the_gateway() -> None:
     assert host.options == {"stdio": True, "max_batch": 5, "max_in_flight": 50}
 
 
-def test_mcp_host_serve_refuses_a_limit_below_one(capsys: pytest.CaptureFixture[str]) -> None:
+async def test_mcp_host_serve_refuses_a_limit_below_one(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parser().parse_args(["serve", "--config", "c.json", "--stdio", "--max-in-flight", "0"])
     assert "argument --max-in-flight: '0' is not a whole number of at least 1" in capsys.readouterr().err
 
 
-def test_run_stdio_takes_the_limits_and_names_them_for_a_misspelt_one() -> None:
+async def test_run_stdio_takes_the_limits_and_names_them_for_a_misspelt_one() -> None:
     with pytest.raises(UnknownOptionError, match="max_in_flight"):
         run_stdio(object(), max_in_flite=3)
 
