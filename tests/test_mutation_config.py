@@ -43,6 +43,8 @@ COVERED = {
     "runtime/typedmcp/state/rate_limit.py",
     # a peer's JSON: numbers too large for a float (issue 29)
     "runtime/typedmcp/engine/peer_json.py",
+    # the request limits: a batch's length, the requests in flight (issue 29)
+    "runtime/typedmcp/engine/jsonrpc.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from pydantic_core import from_json
 from typing_extensions import TypedDict, Unpack
 
-from .engine.jsonrpc import ConnectionClosed, Engine
+from .engine.jsonrpc import LIMIT_OPTIONS, ConnectionClosed, Engine
 from .protocol.client import ClientSession
 from .protocol.errors import AuthRequired, HttpError, wrong_path_hint
 from .protocol.meta import MODERN_ERRORS
@@ -475,15 +475,20 @@ async def connect_memory(
 
     The server side serves both eras, as over stdio; ``protocol`` picks the client's
     (``"auto"``: discover first, else initialize; or a package, or a list of packages).
+    ``server_options``: what :func:`~typedmcp.serving.serve` takes (``max_batch`` and
+    ``max_in_flight`` included).
     """
     from .stateless.router import build_router
 
     server_end, client_end = DirectTransport(), DirectTransport()
-    router = build_router(handlers, **(server_options or {}))
+    options = dict(server_options or {})
+    limits = {name: options.pop(name) for name in LIMIT_OPTIONS & options.keys()}
+    router = build_router(handlers, **options)
     server_engine = Engine(
         server_end,
         router,
         accept_batches=router.accepts_batches,
+        **limits,
     )
     router.attach(server_engine)
     serving = asyncio.create_task(server_engine.run())

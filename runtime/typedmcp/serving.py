@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .engine import loops
-from .engine.jsonrpc import Engine
+from .engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, LIMIT_OPTIONS, Engine
 from .protocol.access import access_policy_of
 from .protocol.options import check_options, keyword_parameters
 from .protocol.packages import package_of
@@ -31,6 +31,8 @@ REDIS_URL_ENV = "MCP_REDIS_URL"
 SHARED_OPTIONS = frozenset({"state", "redis_url", "redis_prefix", "session_affinity"})
 #: What :func:`http_app` sets on :class:`HttpApp` itself (not options of its caller).
 HTTP_APP_INTERNALS = frozenset({"make_session", "modern", "legacy_versions", "shared"})
+#: The request limits of a connection, options of every launcher (``http_app``: HttpApp's own).
+ENGINE_OPTIONS = LIMIT_OPTIONS
 
 
 @functools.cache
@@ -60,10 +62,19 @@ def http_options() -> frozenset[str]:
 async def serve(
     handlers: object,
     transport: Any,
+    *,
+    max_batch: int = DEFAULT_MAX_BATCH,
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     **options: Any,
 ) -> None:
     """Serve one connection until the transport ends: handshake-era sessions (started by
     ``initialize``) and stateless 2026-07-28 requests, as the generated packages allow.
+
+    ``max_batch``: the most messages of a 2025-03-26 batch (a longer one is refused as a
+    whole, -32600). ``max_in_flight``: the most of the peer's requests running at once;
+    at the limit the connection reads no more requests until one ends (backpressure: a
+    response or a cancel is still read), and a request it cannot wait for (a handler
+    waits for the peer's answer meanwhile) is refused with -32029.
 
     A vendored package speaks only its own revision: ``both_eras=True`` adds the runtime's
     bundled packages for the other era (a vendored 2025-06-18 package then serves
@@ -76,6 +87,8 @@ async def serve(
         transport,
         router,
         accept_batches=router.accepts_batches,
+        max_batch=max_batch,
+        max_in_flight=max_in_flight,
     )
     router.attach(engine)
     try:
@@ -88,20 +101,22 @@ async def serve_stdio(
     handlers: object, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **options: Any
 ) -> None:
     """Serve over this process's stdin/stdout until stdin ends."""
-    check_options("serve_stdio", options, server_options())
+    check_options("serve_stdio", options, {*server_options(), *ENGINE_OPTIONS})
     transport = await server_transport(max_message_bytes)
     await serve(handlers, transport, **options)
 
 
 def run_stdio(handlers: object, **options: Any) -> None:
-    """Blocking entry point: ``run_stdio(Weather())`` in a server script.
+    """Blocking entry point: ``run_stdio(Weather())`` in a server script. Options: the
+    server's, ``max_message_bytes`` (one line's limit) and the request limits
+    ``max_batch`` and ``max_in_flight`` (see :func:`serve`).
 
     It runs on uvloop when uvloop is installed (``typedmcp[http]`` brings it);
     ``TYPEDMCP_LOOP=asyncio`` keeps asyncio's own loop (see :mod:`typedmcp.engine.loops`).
 
     An unknown option (``server_inf=``) raises :class:`~typedmcp.protocol.options.UnknownOptionError`
     here, naming the closest valid one."""
-    check_options("run_stdio", options, {*server_options(), "max_message_bytes"})
+    check_options("run_stdio", options, {*server_options(), *ENGINE_OPTIONS, "max_message_bytes"})
     logging.basicConfig(level=logging.WARNING)
     loops.run(serve_stdio(handlers, **options))
 

@@ -67,11 +67,12 @@ class Probe(ServerHandlers):
         return models.CallToolResult(content=[models.TextContent(type="text", text=text)])
 
 
-async def main(max_bytes: int | None) -> None:
+async def main(max_bytes: int | None, limits: dict[str, int]) -> None:
     transport = await (server_transport(max_bytes) if max_bytes else server_transport())
-    await serve(Probe(), transport)
+    await serve(Probe(), transport, **limits)
 
 
 if __name__ == "__main__":
-    limit = int(sys.argv[2]) if sys.argv[1:2] == ["--max-bytes"] else None
-    asyncio.run(main(limit))
+    # --max-bytes N, --max-batch N, --max-in-flight N
+    given = {name.lstrip("-").replace("-", "_"): int(value) for name, value in zip(sys.argv[1::2], sys.argv[2::2], strict=True)}
+    asyncio.run(main(given.pop("max_bytes", None), given))

@@ -10,6 +10,11 @@ does): the handler runs at
 once, inside its own task (``asyncio.current_task()`` is that task, its context a copy of
 the caller's), up to its first real suspension; a handler that completes without one has
 sent its response before the message that asked for it is out of the read path.
+
+What one peer can make it run is bounded: a batch holds at most ``max_batch`` messages (a
+longer one is refused whole), and at most ``max_in_flight`` of the peer's requests run at
+once: at the limit the read loop reads no more requests until one ends (backpressure), and
+a request it cannot wait for is refused with -32029 (see :meth:`Engine._wait_for_room`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,29 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: "Slow down": a request refused because its sender has too many in flight (and, with the
+#: same code, one a rate limit refuses: ``protocol.middleware_builtin.RATE_LIMITED``).
+TOO_MANY_REQUESTS = -32029
+
+#: The most messages one JSON-RPC batch may hold (the ``max_batch`` option of every server
+#: launcher). A 2025-03-26 client batches what it has to send at once, a handful; 100
+#: covers that many times over, and bounds what one message (one 4 MiB POST, one stdio
+#: line) can start: 40,000 ``tools/call`` in one batch were 19.8 s of another session's wait.
+DEFAULT_MAX_BATCH = 100
+#: The most requests of one connection (a stdio or HTTP+SSE connection, a handshake-era
+#: HTTP session) that run at once (the ``max_in_flight`` option); a batch counts each of
+#: its requests. Well above what a model drives in parallel, and it keeps one client
+#: from holding the event loop (and memory) that every other client shares.
+DEFAULT_MAX_IN_FLIGHT = 256
+#: The options of every server launcher that set these two limits of its connections.
+LIMIT_OPTIONS = frozenset({"max_batch", "max_in_flight"})
+#: How often a read loop waiting for room under ``max_in_flight`` looks again whether a
+#: handler now waits for the peer (seconds; see :meth:`Engine._wait_for_room`).
+ROOM_POLL = 0.1
+#: The longest a read loop waits for room under ``max_in_flight`` (seconds): then the
+#: request it holds is refused (-32029) and reading goes on, so what the peer sent behind
+#: it (a cancel of a request in flight) is read.
+ROOM_WAIT = 5.0
 
 RequestId = str | int
 
@@ -120,6 +148,34 @@ class Dispatcher(Protocol):
     async def on_notification(self, method: str, params: Any) -> None:
         """Take a notification; never answered."""
         ...
+
+
+def batch_too_long(length: int, max_batch: int) -> RpcError:
+    """The -32600 a batch of ``length`` messages gets when it is over ``max_batch``."""
+    return RpcError(
+        INVALID_REQUEST,
+        f"Invalid Request: a batch of {length} messages is over this server's limit of "
+        f"{max_batch} (its max_batch option); send at most {max_batch} per batch",
+    )
+
+
+def too_many_in_flight(in_flight: int, max_in_flight: int, whose: str = "this connection") -> RpcError:
+    """The -32029 a request (or a batch) gets when its connection (``whose``) already has
+    ``in_flight`` requests running and ``max_in_flight`` allows no more."""
+    return RpcError(
+        TOO_MANY_REQUESTS,
+        f"Too many requests in flight: {whose} has {in_flight} requests running, "
+        f"the server's limit is {max_in_flight} (its max_in_flight option); wait for answers "
+        "before sending more",
+        {"retryAfterSeconds": 1, "limit": f"max_in_flight={max_in_flight}"},
+    )
+
+
+def checked_limit(name: str, value: int) -> int:
+    """``value`` of option ``name`` (a count limit), or a ValueError that says what to give."""
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1 (got {value!r})")
+    return value
 
 
 class MessageTooLarge(Exception):
@@ -233,6 +289,8 @@ class Engine(LaneMethods):
     #: Serves some requests without a task each (see :class:`RequestLane`); None: all go
     #: to the dispatcher, one task each.
     lane: RequestLane | None = None
+    #: The longest the read loop waits for room under ``max_in_flight`` (:data:`ROOM_WAIT`).
+    room_wait: float = ROOM_WAIT
 
     def __init__(
         self,
@@ -241,11 +299,21 @@ class Engine(LaneMethods):
         *,
         accept_batches: Callable[[], bool] = lambda: False,
         eof_grace: float = 1.0,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     ) -> None:
         self.transport = transport
         self.dispatcher = dispatcher
         self.accept_batches = accept_batches
         self.eof_grace = eof_grace
+        #: A longer batch is refused as a whole (-32600 naming the limit).
+        self.max_batch = checked_limit("max_batch", max_batch)
+        #: The peer's requests that may run at once (see :meth:`in_flight`): at the limit the
+        #: read loop stops reading requests until one ends (see :meth:`_wait_for_room`); a
+        #: request that comes in at the limit otherwise is refused (-32029).
+        self.max_in_flight = checked_limit("max_in_flight", max_in_flight)
+        self._room: asyncio.Event | None = None  # set when a request ends, while the reader waits
+        self._reserved = 0  # requests of accepted batches whose handlers have not started yet
         self._next_id = 0
         self._pending: dict[RequestId, asyncio.Future[Any] | _Callback] = {}
         self._sending: set[asyncio.Task[None]] = set()  # send_soon's writes that had to wait
@@ -300,6 +368,36 @@ class Engine(LaneMethods):
 
     # -- incoming ------------------------------------------------------------------------
 
+    def in_flight(self) -> int:
+        """How many of the peer's requests are being served now (batch elements included)."""
+        lane = self.lane
+        busy = len(self._incoming) + self._reserved
+        return busy if lane is None else busy + len(lane)
+
+    def _no_room_for(self, count: int) -> bool:
+        """Whether ``count`` more requests would take the connection over ``max_in_flight``
+        (a batch longer than the limit still runs when nothing else does)."""
+        busy = self.in_flight()
+        return busy > 0 and busy + count > self.max_in_flight
+
+    async def _wait_for_room(self, count: int) -> None:
+        """Backpressure: the read loop waits, reading nothing, until ``count`` more requests
+        fit under ``max_in_flight``, for at most :attr:`room_wait` seconds. Not while a
+        handler waits for an answer of the peer (a request of ours is pending): that answer
+        may be behind what the peer sent, so waiting could never end; then this returns at
+        once. It looks again every :data:`ROOM_POLL` seconds, for a handler that starts to
+        wait so. Still no room when it returns: the caller refuses what it holds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.room_wait
+        while not self._pending and self._no_room_for(count) and (left := deadline - loop.time()) > 0:
+            room = self._room = asyncio.Event()
+            try:
+                await asyncio.wait_for(room.wait(), min(ROOM_POLL, left))
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                self._room = None
+
     def cancel_incoming(self, request_id: Any) -> bool:
         """Cancel the handler of one of the peer's requests; no response will be sent,
         even if the handler ignores the cancellation and returns. Unknown or finished ids,
@@ -344,8 +442,9 @@ class Engine(LaneMethods):
             or type(method) is not str
             or (params is not None and type(params) is not dict)
             or request_id in self._incoming
+            or self.in_flight() >= self.max_in_flight
         ):
-            return False  # notifications, and requests the read loop must answer with an error
+            return False  # notifications, and requests the read loop must answer with an error (or wait)
         lane = self.lane
         if lane is not None:
             if request_id in lane:
@@ -451,20 +550,54 @@ class Engine(LaneMethods):
                 await self._send_error(
                     None, RpcError(INVALID_REQUEST, "Invalid Request: empty batch")
                 )
+            elif len(message) > self.max_batch:
+                await self._send_error(None, batch_too_long(len(message), self.max_batch))
             elif background:
-                task = asyncio.create_task(self._receive_batch(message))
+                if self._no_room_for(len(message)):
+                    await self._wait_for_room(len(message))
+                if self._no_room_for(len(message)):
+                    await self._send_error(None, too_many_in_flight(self.in_flight(), self.max_in_flight))
+                    return
+                task = self.start_batch(message)
                 self._batches.add(task)
                 task.add_done_callback(self._batches.discard)
             else:
-                await self._receive_batch(message)
+                await self.start_batch(message)
             return
+        if (
+            background
+            and self.in_flight() >= self.max_in_flight
+            and type(message) is dict
+            and "method" in message
+            and "id" in message
+        ):
+            await self._wait_for_room(1)  # (a response or a cancel is read at once)
         reply = await self._route(message, in_batch=False)
         if reply is not None:
             await self.transport.send(reply)
 
+    def start_batch(self, batch: list[Any]) -> asyncio.Task[None]:
+        """Serve an accepted batch (length and room checked) in a task: its requests count
+        under ``max_in_flight`` from now, before their handlers start."""
+        self._reserved += len(batch)
+        return asyncio.get_running_loop().create_task(self._receive_batch(batch))
+
     async def _receive_batch(self, batch: list[Any]) -> None:
-        """Serve the elements concurrently; one array holds the replies (none: no output)."""
-        replies = await asyncio.gather(*(self._route(m, in_batch=True) for m in batch))
+        """Serve the elements concurrently; one array holds the replies (none: no output).
+        Each element's reservation (:meth:`start_batch`) ends as it starts (a request's
+        handler is in ``_incoming`` by then); what never started, as the batch ends."""
+        unstarted = len(batch)
+
+        async def element(message: Any) -> bytes | None:
+            nonlocal unstarted
+            unstarted -= 1
+            self._reserved -= 1
+            return await self._route(message, in_batch=True)
+
+        try:
+            replies = await asyncio.gather(*(element(m) for m in batch))
+        finally:
+            self._reserved -= unstarted
         parts = [reply for reply in replies if reply is not None]
         if parts:
             await self.transport.send(b"[" + b",".join(parts) + b"]")
@@ -521,6 +654,8 @@ class Engine(LaneMethods):
                 request_id,
                 RpcError(INVALID_REQUEST, f"Invalid Request: {method} cannot be batched"),
             )
+        if not in_batch and self.in_flight() >= self.max_in_flight:
+            return encode_error(request_id, too_many_in_flight(self.in_flight(), self.max_in_flight))
         if not in_batch and lane is not None and lane.take(request_id, method, params):
             return None
         task = self._start(request_id, method, params, send=not in_batch)
@@ -550,6 +685,15 @@ class Engine(LaneMethods):
         incoming = self._incoming.get(request_id)
         if incoming is not None and incoming.task is task:
             del self._incoming[request_id]
+            if self._room is not None:
+                self.request_ended()
+
+    def request_ended(self) -> None:
+        """A request (a handler task's, or one the lane served) has ended: room under
+        ``max_in_flight``, for the read loop if it waits for some."""
+        room = self._room
+        if room is not None:
+            room.set()
 
     def _was_cancelled(self, request_id: RequestId) -> bool:
         incoming = self._incoming.get(request_id)  # ours until our done callback runs

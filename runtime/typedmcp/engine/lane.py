@@ -35,6 +35,11 @@ class RequestLane(Protocol):
         """Whether a request with this id is being served by the lane."""
         ...
 
+    def __len__(self) -> int:
+        """How many requests the lane serves now (they count under ``max_in_flight``; the
+        lane calls :meth:`Engine.request_ended` as each ends)."""
+        ...
+
     async def settle(self, grace: float) -> None:
         """The input ended: wait up to ``grace`` seconds for what the lane serves, then drop the rest."""
         ...

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 from .. import cli as developer
 from ..engine import loops
-from ..engine.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
+from ..engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.errors import HttpError
 from ..protocol.results import to_wire
 from .config import ConfigError, describe_keys
@@ -294,8 +294,9 @@ async def _serve(host: Host, args: argparse.Namespace) -> int:
     await host.start()
     _report_failures(host, args.config)
     ready = [name for name, status in host.status().items() if status["state"] == "ready"]
+    limits = {"max_batch": args.max_batch, "max_in_flight": args.max_in_flight}
     if args.stdio:
-        await host.serve(stdio=True)
+        await host.serve(stdio=True, **limits)
         return OK
     address, port = parse_address(args.http)
 
@@ -304,7 +305,7 @@ async def _serve(host: Host, args: argparse.Namespace) -> int:
 
     from .gateway import serve_http
 
-    await serve_http(host, address, port, ready=listening)
+    await serve_http(host, address, port, ready=listening, **limits)
     return OK
 
 
@@ -345,6 +346,13 @@ def parser() -> argparse.ArgumentParser:
     where = serve.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", action="store_true", help="on stdin/stdout")
     where.add_argument("--http", metavar="HOST:PORT", help="Streamable HTTP at http://HOST:PORT/mcp")
+    serve.add_argument(
+        "--max-batch", type=_limit, default=DEFAULT_MAX_BATCH, metavar="N",
+        help=f"the most messages of one JSON-RPC batch (2025-03-26); longer is refused (default {DEFAULT_MAX_BATCH})")
+    serve.add_argument(
+        "--max-in-flight", type=_limit, default=DEFAULT_MAX_IN_FLIGHT, metavar="N",
+        help="the most requests one connection or session runs at once; stdio stops reading "
+        f"beyond, HTTP answers 429 (default {DEFAULT_MAX_IN_FLIGHT})")
     tools = commands.add_parser(
         "tools", help="write one typed tools package per server (needs typedmcp-codegen)",
         description="Write DIR/<server name as an identifier>/, a typed package of each enabled "
@@ -357,6 +365,13 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument("--config", required=True, help="an mcpServers JSON file")
         sub.add_argument("--verbose", action="store_true", help="log what the host does")
     return top
+
+
+def _limit(text: str) -> int:
+    """A count limit given on the command line: a whole number, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def _tools(args: argparse.Namespace) -> int:

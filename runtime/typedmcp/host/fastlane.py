@@ -104,6 +104,9 @@ class PassLane:
     def __contains__(self, request_id: object) -> bool:
         return request_id in self.calls
 
+    def __len__(self) -> int:
+        return len(self.calls)
+
     def take(self, request_id: RequestId, method: str, params: dict[str, Any] | None) -> bool:
         """Relay this request when the pass-through would; else leave it to the engine's task path."""
         if method not in PASSED:
@@ -218,6 +221,9 @@ class PassLane:
         """The call leaves the lane: its time limit and progress relay go."""
         if self.calls.get(call.caller_id) is call:
             del self.calls[call.caller_id]
+            engine = self.passage.engine
+            if engine is not None and engine._room is not None:
+                engine.request_ended()  # (the read loop waits for room under max_in_flight)
         if call.outgoing is not None:
             call.route.runtime.session.progress_callbacks.pop(call.outgoing, None)
         if not self.calls and self._idle is not None and not self._idle.done():

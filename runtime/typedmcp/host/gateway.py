@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any, Protocol
 
-from ..engine.jsonrpc import INVALID_PARAMS, CapabilityError, RpcError
+from ..engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, INVALID_PARAMS, CapabilityError, RpcError
 from ..protocol.capabilities import has_capability
 from ..protocol.feed import ChangeFeed
 from ..protocol.results import to_wire
@@ -296,9 +296,14 @@ async def serve_stdio(host: GatewayHost, *, pass_through: bool = True, **options
         await _close(handlers)
 
 
-async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **options: Any) -> None:
+async def serve_passing(
+    host: GatewayHost, handlers: object, transport: Any, *,
+    max_batch: int = DEFAULT_MAX_BATCH, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, **options: Any,
+) -> None:
     """:func:`typedmcp.serving.serve` with the gateway's pass-through (:class:`.fastpath.PassThrough`)
-    in front of the connection's router."""
+    in front of the connection's router; the same request limits (``max_batch``: a batch
+    fanned out to the servers is refused beyond it; ``max_in_flight``: the calls relayed at
+    once, the lane's included)."""
     from ..engine.jsonrpc import Engine
     from ..protocol.options import check_options
     from ..serving import server_options
@@ -313,6 +318,8 @@ async def serve_passing(host: GatewayHost, handlers: object, transport: Any, **o
         transport,
         passage,
         accept_batches=router.accepts_batches,
+        max_batch=max_batch,
+        max_in_flight=max_in_flight,
     )
     passage.attach(engine)
     if passage.use_lane:

@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from ..engine.jsonrpc import INTERNAL_ERROR, RpcError
+from ..engine.jsonrpc import INTERNAL_ERROR, TOO_MANY_REQUESTS, RpcError
 from .middleware import CALL_TOOL, CallNext, MiddlewareContext
 from .results import json_data
 
 #: The JSON-RPC error of a rate-limited request (implementation-defined server error range).
-RATE_LIMITED = -32029
+RATE_LIMITED = TOO_MANY_REQUESTS
 #: What the rate and response size limits leave alone by default: a client that cannot
 #: start (or tell the server is alive) could never get under a limit.
 LIFECYCLE = frozenset({"initialize", "server/discover", "ping"})

@@ -21,7 +21,21 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, encode_error, is_request_id, parse_error, quoted
+from ..engine.jsonrpc import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_IN_FLIGHT,
+    INVALID_REQUEST,
+    TOO_MANY_REQUESTS,
+    Engine,
+    RpcError,
+    batch_too_long,
+    checked_limit,
+    encode_error,
+    is_request_id,
+    parse_error,
+    quoted,
+    too_many_in_flight,
+)
 from ..engine.peer_json import decode
 from ..protocol.deadlines import Deadlines
 from ..protocol.errors import SERVED_AT
@@ -49,7 +63,7 @@ from .http_hosts import HostCheck
 from .http_sse_server import SseEndpoint, SsePaths
 from .http_mount import Mountable, mount_prefix, origin_of, route_path
 from .http_shared import HttpSession, SessionTable, SharedSessions, SharedState
-from .http_stateless import ModernEndpoint, asks_stateless_era, claims
+from .http_stateless import RETRY_AFTER, ModernEndpoint, asks_stateless_era, claims
 from .http_streams import (
     REPLAY_GRACE_SECONDS,
     SessionTransport,
@@ -83,6 +97,13 @@ class HttpApp(Mountable):
     sessions are kept in order of last use (:class:`~.http_shared.SessionTable`), so making
     room costs the same however many sessions are live.
 
+    Request limits: a 2025-03-26 batch holds at most ``max_batch`` messages (a longer one is
+    refused as a whole: 413, a -32600 naming the limit); a session runs at most
+    ``max_in_flight`` requests at once (a batch counts each), and a POST that would take it
+    over is refused with 429, ``Retry-After: 1`` and a -32029 naming the limit (an
+    HTTP+SSE connection likewise; a 2026-07-28 client, which has no session, by its
+    owner: see :meth:`owner`).
+
     ``legacy_sse``: True (or :class:`~.http_sse_server.SsePaths`) also serves the deprecated
     2024-11-05 HTTP+SSE transport (GET ``/sse``, POST ``/messages/``), with the same Origin and
     credential checks. ``freeze_gc``: at lifespan start-up, freeze the start-up objects out of
@@ -101,6 +122,8 @@ class HttpApp(Mountable):
         max_sessions: int = 1000,
         max_sessions_per_client: int = 100,
         session_idle_timeout: float = 1800.0,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         auth: BearerCheck | None = None,
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
@@ -143,6 +166,10 @@ class HttpApp(Mountable):
         self.max_sessions_per_client = max_sessions_per_client
         self.session_idle_timeout = session_idle_timeout
         self._foreign_warned_at, self._foreign_unwarned = -math.inf, 0  # (see _foreign_session)
+        self.max_batch = checked_limit("max_batch", max_batch)
+        self.max_in_flight = checked_limit("max_in_flight", max_in_flight)
+        if modern is not None:  # (per client there: that era has no sessions)
+            modern.max_in_flight = self.max_in_flight
         self.auth = auth
         # by id, in order of last use: expiry and eviction look at the front only
         self.sessions = SessionTable()
@@ -355,7 +382,7 @@ class HttpApp(Mountable):
             self.make_session is None
             or claims(headers, message, self.legacy_versions, self.modern.versions)
         ):
-            await self.modern.post(headers, message, principal, receive, send)
+            await self.modern.post(headers, message, principal, receive, send, self.owner(scope, principal))
             return
         if self.modern is None and self.refuse_stateless and asks_stateless_era(headers, message):
             why = encode_error(message["id"], self.refuse_stateless(message.get("params")))
@@ -425,6 +452,8 @@ class HttpApp(Mountable):
             transport,
             server,
             accept_batches=lambda: server.package is not None and server.package.accepts_batches,
+            max_batch=self.max_batch,
+            max_in_flight=self.max_in_flight,
         )
         server.engine = engine
         return HttpSession(session_id, server, engine, transport)
@@ -448,8 +477,11 @@ class HttpApp(Mountable):
         if immediate is not None:  # an error found before any handler ran
             session.transport.close_stream(stream)
             if send is not None:
-                status = 400 if error_code(immediate) == INVALID_REQUEST else 200
-                await respond(send, status, immediate, "application/json")
+                code = error_code(immediate)
+                if code == TOO_MANY_REQUESTS:  # the session is at max_in_flight
+                    await respond(send, 429, immediate, "application/json", RETRY_AFTER)
+                else:
+                    await respond(send, 400 if code == INVALID_REQUEST else 200, immediate, "application/json")
             return immediate
         incoming = session.engine._incoming.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
         if send is None or receive is None:
@@ -511,10 +543,17 @@ class HttpApp(Mountable):
         if not batch:
             await respond_error(send, 400, RpcError(INVALID_REQUEST, "Invalid Request: empty batch"))
             return
+        engine = session.engine
+        if len(batch) > engine.max_batch:
+            await respond_error(send, 413, batch_too_long(len(batch), engine.max_batch))
+            return
+        if engine._no_room_for(len(batch)):
+            await respond_error(send, 429, too_many_in_flight(engine.in_flight(), engine.max_in_flight), RETRY_AFTER)
+            return
         stream = session.transport.new_stream()
         token = _current_stream.set(stream)
         try:  # the task, and the handlers it starts, send to this POST's stream
-            task = asyncio.ensure_future(session.engine._receive_batch(batch))
+            task = engine.start_batch(batch)
         finally:
             _current_stream.reset(token)
         await self._reply(session, stream, task, send, receive, 202)

@@ -11,7 +11,9 @@ ending ends the session and cancels its running handlers.
 
 Origin/Host and bearer-token checks are the HTTP app's own (it calls :meth:`SseEndpoint.handle`
 after them). Errors: missing key 400, unknown or closed key 404, bad JSON 400, body too
-large 413, a non-JSON content type 415; each with a JSON-RPC error body saying why.
+large 413, a non-JSON content type 415, too many requests in flight 429 (the connection has
+``max_in_flight`` requests running or waiting to be read; ``Retry-After: 1``); each with a
+JSON-RPC error body saying why.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, quote
 
 
-from ..engine.jsonrpc import INVALID_REQUEST, Engine, RpcError, parse_error
+from ..engine.jsonrpc import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_IN_FLIGHT,
+    INVALID_REQUEST,
+    Engine,
+    RpcError,
+    parse_error,
+    too_many_in_flight,
+)
 from ..engine.peer_json import decode
 from ..protocol.deadlines import Deadlines
 from ..protocol.server import ServerSession
@@ -80,6 +90,12 @@ class SseHost(Protocol):
     def max_sessions(self) -> int: ...
 
     @property
+    def max_batch(self) -> int: ...
+
+    @property
+    def max_in_flight(self) -> int: ...
+
+    @property
     def max_sessions_per_client(self) -> int: ...
 
     def owner(self, scope: Scope, principal: Any) -> Any: ...
@@ -104,7 +120,10 @@ class SseConnection:
     #: The ``network.transport`` of the OpenTelemetry conventions (``protocol/telemetry``).
     network_transport = "tcp"
 
-    def __init__(self, key: str, server: ServerSession, principal: Any, owner: Any = None) -> None:
+    def __init__(
+        self, key: str, server: ServerSession, principal: Any, owner: Any = None, *,
+        max_batch: int = DEFAULT_MAX_BATCH, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+    ) -> None:
         self.key = key
         self.server = server
         self.principal = principal  # who opened the stream: no one else may POST to it
@@ -118,6 +137,8 @@ class SseConnection:
             server,
             accept_batches=lambda: server.package is not None and server.package.accepts_batches,
             eof_grace=0,  # the stream is gone: running handlers are cancelled at once
+            max_batch=max_batch,
+            max_in_flight=max_in_flight,
         )
         server.engine = self.engine
 
@@ -183,6 +204,7 @@ class SseEndpoint:
         self.make_session: Callable[[], ServerSession] = app.make_session
         self.max_body_bytes = app.max_body_bytes
         self.body_read_timeout, self.body_deadlines = app.body_read_timeout, app.body_deadlines
+        self.max_batch, self.max_in_flight = app.max_batch, app.max_in_flight
         self.max_connections = app.max_sessions
         # Every stream is a live connection, never idle: a client over its cap is refused
         # (429) rather than cutting another of its streams, and it cannot fill the server.
@@ -261,7 +283,10 @@ class SseEndpoint:
             )
             return
         key = secrets.token_hex(16)
-        connection = SseConnection(key, self._new_session(), principal, owner)
+        connection = SseConnection(
+            key, self._new_session(), principal, owner,
+            max_batch=self.max_batch, max_in_flight=self.max_in_flight,
+        )
         self.connections[key] = connection
         running = asyncio.ensure_future(connection.engine.run())
         self._engines.add(running)
@@ -310,13 +335,23 @@ class SseEndpoint:
         )
         if body is None:
             return
-        problem = _shape_problem(body, connection.engine.accept_batches())
+        engine = connection.engine
+        message, problem = _shaped(body, engine.accept_batches())
         if problem is not None:
             await respond_error(send, 400, problem)
             return
+        # Requests (a batch: its elements) the connection runs or has yet to read: over
+        # max_in_flight, refused (the engine stops reading at the limit, so the queue is
+        # bounded); a response or a notification (a cancel) is always taken.
+        waiting = engine.in_flight() + connection.inbox.qsize()
+        if waiting >= engine.max_in_flight and (isinstance(message, list) or ("id" in message and "method" in message)):
+            await respond_error(
+                send, 429, too_many_in_flight(waiting, engine.max_in_flight), [(b"retry-after", b"1")]
+            )
+            return
         policy = connection.server.access_policy
         if policy and principal is not None and await refused_access(
-            self.host, scope, headers, policy, decode(body), principal, send
+            self.host, scope, headers, policy, message, principal, send
         ):
             return  # 403: the token may not do this (nothing reached the stream)
         await connection.inbox.put(body)
@@ -334,21 +369,22 @@ def _pinned(packages: list[Any]) -> list[Any]:
     return [p for p in packages if p.version in SSE_REVISIONS]
 
 
-def _shape_problem(body: bytes, batches: bool) -> RpcError | None:
-    """Why ``body`` is not one JSON-RPC message (or an allowed batch); None when it is."""
+def _shaped(body: bytes, batches: bool) -> tuple[Any, RpcError | None]:
+    """``body`` parsed, and why it is not one JSON-RPC message (or an allowed batch); None
+    when it is."""
     try:
         message = decode(body)
     except ValueError as exc:
-        return parse_error(body, exc)
+        return None, parse_error(body, exc)
     if isinstance(message, list):
         if not batches:
-            return RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
+            return message, RpcError(INVALID_REQUEST, "Invalid Request: batches are not allowed")
         if not message:
-            return RpcError(INVALID_REQUEST, "Invalid Request: empty batch")
-        return None
+            return message, RpcError(INVALID_REQUEST, "Invalid Request: empty batch")
+        return message, None
     if not isinstance(message, dict):
-        return RpcError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC message")
-    return None
+        return message, RpcError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC message")
+    return message, None
 
 
 async def _write(send: Send, chunk: bytes) -> None:

@@ -15,6 +15,9 @@ in-flight requests of the same authenticated principal with that id (request ids
 client's choice, so they name a request only together with their owner); without auth
 nothing says who sent a POST, and such a notification cancels nothing. A cancelled request
 gets nothing more: its JSON reply is an empty ``204``, its SSE stream ends without a message.
+A client (its principal, or without auth its address: the owner of
+:meth:`~.http_server.HttpApp.owner`) runs at most ``max_in_flight`` requests at once; one
+more is answered 429 with ``Retry-After: 1`` and a -32029 naming the limit.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 from ..engine.eager import returned_at_once, returned_value, start_eagerly
 from ..engine.jsonrpc import (
+    DEFAULT_MAX_IN_FLIGHT,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -40,6 +44,7 @@ from ..engine.jsonrpc import (
     encoded_answer,
     is_request_id,
     quoted,
+    too_many_in_flight,
 )
 from ..protocol.meta import (
     CANCELLED,
@@ -82,6 +87,8 @@ BAD_REQUEST_CODES = frozenset(
 #: Messages an SSE reply holds for a client that reads slower than its handler writes;
 #: beyond this the handler's next notification waits.
 MAX_QUEUED_EVENTS = 256
+#: What a request refused for too many in flight is told (seconds).
+RETRY_AFTER = [(b"retry-after", b"1")]
 
 
 def _mismatch(message: str) -> RpcError:
@@ -91,12 +98,16 @@ def _mismatch(message: str) -> RpcError:
 class ModernEndpoint:
     """Serves 2026-07-28 POSTs with one shared :class:`StatelessServer`."""
 
+    #: The most requests one client (owner) runs at once (the app's ``max_in_flight``).
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+
     def __init__(self, server: StatelessServer, *, keepalive_seconds: float = 15.0) -> None:
         self.server = server
         server.transport_name = "streamable-http"  # (what its middleware context says)
         server.network_transport = "tcp"  # for its telemetry: it serves over HTTP here
         self.keepalive_seconds = keepalive_seconds
         self._inflight: set[asyncio.Task[Any]] = set()
+        self._running: dict[Any, int] = {}  # owner -> its requests in flight (none: absent)
         # Called with (principal, request id) for a cancel that reached no request here
         # (shared state: the request may run on another worker).
         self.cancel_elsewhere: Callable[[Any, Any], Awaitable[None]] | None = None
@@ -106,9 +117,11 @@ class ModernEndpoint:
         return self.server.supported_versions
 
     async def post(
-        self, headers: Mapping[str, str], message: Any, principal: Any, receive: Receive, send: Send
+        self, headers: Mapping[str, str], message: Any, principal: Any, receive: Receive, send: Send,
+        owner: Any = None,
     ) -> None:
-        """Answer one POST whose body is already parsed."""
+        """Answer one POST whose body is already parsed; ``owner``: whose requests it counts
+        with under ``max_in_flight``."""
         if not isinstance(message, dict):
             what = "batches are not allowed" if isinstance(message, list) else "not an object"
             await respond_error(send, 400, RpcError(INVALID_REQUEST, f"Invalid Request: {what}"))
@@ -145,10 +158,24 @@ class ModernEndpoint:
         assert isinstance(params, dict)
         meta = params["_meta"]
         streaming = method == LISTEN or LOG_LEVEL_KEY in meta or "progressToken" in meta
-        if streaming:
-            await self._stream(request_id, method, params, principal, receive, send)
-        else:
-            await self._json(request_id, method, params, principal, receive, send)
+        running = self._running
+        busy = running.get(owner, 0)
+        if busy >= self.max_in_flight:
+            refusal = too_many_in_flight(busy, self.max_in_flight, "this client")
+            await respond(send, 429, encode_error(request_id, refusal), "application/json", RETRY_AFTER)
+            return
+        running[owner] = busy + 1
+        try:
+            if streaming:
+                await self._stream(request_id, method, params, principal, receive, send)
+            else:
+                await self._json(request_id, method, params, principal, receive, send)
+        finally:
+            left = running[owner] - 1
+            if left:
+                running[owner] = left
+            else:
+                del running[owner]
 
     # -- checks -----------------------------------------------------------------------------
 
