@@ -158,9 +158,6 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
 #: The generator and what only it needs: the runtime's distribution has none of them.
 GENERATOR_ONLY = frozenset({"typedmcp_codegen", "jinja2", "black", "datamodel_code_generator", "click"})
 #: Lines a runtime module may have before a second idea in it should move out.
-MAX_MODULE_LINES = 650
-#: Runtime modules allowed past MAX_MODULE_LINES: module -> why it stays one file.
-LONG_MODULES: dict[str, str] = {}
 #: The runtime modules generated code imports: the stable, public seam.
 GENERATED_CODE_IMPORTS = frozenset(
     {
@@ -295,20 +292,6 @@ def test_the_layers_are_used_as_declared() -> None:
 def test_runtime_never_imports_the_generator(path: Path) -> None:
     """The runtime's distribution (pydantic, jsonschema) has nothing of the generator."""
     assert foreign_imports(path) & GENERATOR_ONLY == set()
-
-
-def test_runtime_modules_stay_small() -> None:
-    """A module past MAX_MODULE_LINES holds a second idea that belongs in its own module."""
-    modules = runtime_modules()
-    unknown = sorted(set(LONG_MODULES) - set(modules))
-    assert not unknown, f"LONG_MODULES names modules that do not exist: {unknown}"
-    long = {
-        name or "__init__": count
-        for name, path in modules.items()
-        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-        and name not in LONG_MODULES
-    }
-    assert long == {}, f"split these modules (lines): {long}"
 
 
 def test_generated_code_imports_only_the_runtime_seam() -> None:
