@@ -302,6 +302,19 @@ def test_the_caps_are_checked_and_named_when_given() -> None:
             HttpOptions(max_fetch_bytes=bad)  # type: ignore[arg-type]
 
 
+async def test_mcp_host_caps_what_it_reads_from_a_remote_server(server: ServerThread) -> None:
+    """``maxReplyBytes`` of an entry reaches the host's client: the server's first reply
+    (too large) fails its start-up, and the error names the cap."""
+    from typedmcp.host import Host
+
+    entry = {"url": server.url("/mcp/json"), "maxReplyBytes": 2 * MiB, "restart": False,
+             "protocol": "2025-11-25", "startupTimeout": 20}
+    async with Host({"big": entry}) as host:
+        error = host.status()["big"]["last_error"] or ""
+    assert f"larger than {2 * MiB} bytes (max_reply_bytes" in error, error
+    assert server.served.sent < 2 * MiB + 16 * MiB
+
+
 def test_an_mcp_host_server_entry_takes_max_reply_bytes() -> None:
     entry = parse_server("remote", {"url": "https://mcp.example/mcp", "maxReplyBytes": 8 * MiB})
     assert entry.max_reply_bytes == 8 * MiB
