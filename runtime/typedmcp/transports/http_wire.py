@@ -202,24 +202,35 @@ async def parse_sse(chunks: AsyncIterator[bytes], max_event_bytes: int = MAX_REP
     over to later events, as the spec says. An event longer than ``max_event_bytes`` (its
     data lines, a newline each, and the line being read: a line without an end too) raises
     :class:`ReplyTooLarge` as soon as the bytes read pass it: a stream is never read into
-    memory without a bound. Linear in the bytes read: each byte is searched for a line end once.
+    memory without a bound. Linear in the bytes read: a line that spans chunks is joined
+    once, when it ends (its chunks are searched for a line end twice at most).
     """
-    buffer = bytearray()
+    parts: list[bytes] = []  # the start of a line that has not ended yet (chunks, in order)
+    partial = 0  # their bytes
     event_id: str | None = None
     kind = ""
     data_lines: list[bytes] = []
     retry: int | None = None
     pending = 0  # bytes of the event being read (its data lines, a newline each)
     async for chunk in chunks:
-        searched = len(buffer)  # (what came before has no line end)
-        buffer += chunk
+        if parts:
+            parts.append(chunk)
+            partial += len(chunk)
+            if b"\n" not in chunk:  # the line goes on: kept, not copied
+                if partial + pending > max_event_bytes:
+                    raise ReplyTooLarge("an SSE event", "max_reply_bytes", max_event_bytes)
+                continue
+            buffer = b"".join(parts)
+            parts, partial = [], 0
+        else:
+            buffer = chunk
         start = 0
         while True:
-            end = buffer.find(b"\n", searched)
+            end = buffer.find(b"\n", start)
             if end < 0:
                 break
-            line = bytes(buffer[start:end])
-            start = searched = end + 1
+            line = buffer[start:end]
+            start = end + 1
             if line.endswith(b"\r"):
                 line = line[:-1]
             if not line:
@@ -239,7 +250,8 @@ async def parse_sse(chunks: AsyncIterator[bytes], max_event_bytes: int = MAX_REP
                 event_id = value.decode("utf-8", "replace")
             elif name == b"retry" and value.isdigit():
                 retry = int(value)
-        if start:
-            del buffer[:start]
-        if len(buffer) + pending > max_event_bytes:
+        if start < len(buffer):
+            rest = buffer[start:]
+            parts, partial = [rest], len(rest)
+        if partial + pending > max_event_bytes:
             raise ReplyTooLarge("an SSE event", "max_reply_bytes", max_event_bytes)
