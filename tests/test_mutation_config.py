@@ -41,6 +41,9 @@ COVERED = {
     "runtime/typedmcp/transports/http_auth.py",
     "runtime/typedmcp/protocol/middleware_builtin.py",
     "runtime/typedmcp/state/rate_limit.py",
+    # what the gateway relays and the HTTP client reads from peers (issue 29)
+    "runtime/typedmcp/host/splice.py",
+    "runtime/typedmcp/transports/http_wire.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,
