@@ -159,7 +159,8 @@ def test_a_session_with_its_own_result_hook_or_a_completion_that_adds_members_is
 def test_a_server_whose_info_changes_is_spliced_with_its_new_info() -> None:
     modern, session = gateway_server(), Session()
     splice = AnswerSplice(modern)
-    for info in (THEIRS, {"name": "a server", "version": "2.0.0"}, THEIRS):
+    for info in (THEIRS, {"name": "a server", "version": "2.0.0"}, {"name": "a server", "version": "2.0.0-beta"},
+                 THEIRS):
         line = encode({"jsonrpc": "2.0", "id": 5, "result": {**RESULT, "_meta": {INFO: info}}})
         assert spliced(splice, session, "echo", 1, line) == parse_path(modern, session, "echo", 1, line)
 
@@ -238,6 +239,75 @@ def test_a_member_written_twice_where_the_gateway_writes_its_own_takes_the_parse
     assert spliced(splice, session, "echo", 1, line) is None
     answer = lane_bytes(splice, session, "echo", line)
     assert answer == parse_path(modern, session, "echo", 1, line) and b"EVIL" not in answer
+
+
+def test_a_string_upstream_id_is_spliced_as_an_int_one() -> None:
+    modern, session = gateway_server(), Session()
+    line = encode({"jsonrpc": "2.0", "id": "up-1", "result": RESULT})
+    answer = spliced(AnswerSplice(modern), session, "echo", 7, line, upstream_id="up-1")
+    assert answer is not None and answer == parse_path(modern, session, "echo", 7, line)
+
+
+def test_a_servers_ending_is_written_once_per_info_and_the_table_is_bounded(monkeypatch: Any) -> None:
+    modern = gateway_server()
+    splice = AnswerSplice(modern)
+    written: list[Any] = []
+    their_end = AnswerSplice._their_end
+
+    def counted(self: AnswerSplice, session: Any, info: Any) -> bytes:
+        written.append(info)
+        return their_end(self, session, info)
+
+    monkeypatch.setattr(AnswerSplice, "_their_end", counted)
+    session, line = Session(), WRITTEN.encode()
+    for _ in range(3):
+        assert spliced(splice, session, "echo", 1, line) == parse_path(modern, session, "echo", 1, line)
+    assert written == [THEIRS]  # (the same server, the same info: written once)
+    sessions = [Session() for _ in range(300)]  # (kept alive: ids stay distinct)
+    for index, other in enumerate(sessions):
+        assert spliced(splice, other, "echo", 1, line) is not None
+        assert len(splice._theirs) == (index + 1) % 256 + 1  # 256 at most, then it starts again
+
+
+def test_output_the_client_does_not_check_is_spliced() -> None:
+    """An error result, or a session that does not validate output: the parse path relays
+    its structured output unchecked, so the splice does too."""
+    modern = gateway_server()
+    broken = {"content": [], "structuredContent": {"celsius": "warm"}, "resultType": "complete",
+              "_meta": {INFO: THEIRS}}
+    failed = {"content": [], "structuredContent": {"celsius": "warm"}, "isError": True, "resultType": "complete",
+              "_meta": {INFO: THEIRS}}
+    for result, validate in ((failed, True), (broken, False)):
+        session = Session()
+        session.validate_tool_output = validate
+        line = encode({"jsonrpc": "2.0", "id": 5, "result": result})
+        answer = spliced(AnswerSplice(modern), session, "weather", 1, line)
+        assert answer is not None and answer == parse_path(modern, session, "weather", 1, line)
+
+
+def test_a_line_of_the_right_length_in_other_bytes_is_not_spliced() -> None:
+    """A length check alone is not sound: ``1e15`` is 14 bytes shorter than our
+    ``1000000000000000.0``, as long as a ``"text":"EVIL",`` written twice."""
+    tail = '"resultType":"complete",' + GOOD_INFO + "}}"
+    padded = HEAD + '"result":{"x-pad":1e15,"content":[{"type":"text","text":"EVIL","text":"GOOD"}],' + tail
+    respelled = HEAD + '"result":{"x-a":1.500,"x-b":1e2,"content":[],' + tail  # ours: 1.5 and 100.0
+    modern, session = gateway_server(), Session()
+    for written in (padded, respelled):
+        line = written.encode()
+        assert len(encode({"jsonrpc": "2.0", "id": 5, "result": from_json(line)["result"]})) == len(line)
+        assert spliced(AnswerSplice(modern), session, "echo", 1, line) is None
+        assert b"EVIL" not in lane_bytes(AnswerSplice(modern), session, "echo", line)
+
+
+class MetaAddingServer:
+    """A gateway server whose completion adds a ``_meta`` member of its own."""
+
+    def finish(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        return {**result, "_meta": {"x/added": 1, INFO: {"name": "g", "version": "1"}}}
+
+
+def test_a_completion_that_adds_a_meta_member_is_not_spliced() -> None:
+    assert spliced(AnswerSplice(MetaAddingServer()), Session(), "echo", 1, WRITTEN.encode()) is None
 
 
 # -- through the lane ------------------------------------------------------------------------

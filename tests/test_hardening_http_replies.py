@@ -222,6 +222,26 @@ async def test_an_endless_reply_fails_at_the_cap_and_is_not_read_on(server: Serv
     assert server.served.requests == [path]  # one POST; an SSE reply too large is not resumed
 
 
+async def test_the_get_stream_stops_at_an_event_over_the_cap_with_a_warning(
+        server: ServerThread, caplog: pytest.LogCaptureFixture) -> None:
+    transport = HttpClientTransport(server.url("/mcp/event"), options=HttpOptions(max_reply_bytes=MiB))
+
+    async def deliver(_data: bytes) -> None:
+        return None
+
+    transport.deliver = deliver
+    try:
+        await transport.start_get_stream()
+        assert transport._get_task is not None
+        await asyncio.wait_for(transport._get_task, 10)
+    finally:
+        await transport.close()
+    stopped = [record.getMessage() for record in caplog.records if "GET stream" in record.getMessage()]
+    assert len(stopped) == 1 and f"larger than {MiB} bytes (max_reply_bytes" in stopped[0], stopped
+    assert all(record.exc_info is None for record in caplog.records)  # a warning, no traceback
+    assert server.served.requests == ["/mcp/event"]  # not opened again: it would come again
+
+
 async def test_a_content_length_over_the_cap_is_refused_before_the_body(server: ServerThread) -> None:
     began = time.monotonic()
     with pytest.raises(ReplyTooLarge) as caught:
@@ -296,7 +316,7 @@ def test_the_caps_are_checked_and_named_when_given() -> None:
     assert HttpOptions().max_reply_bytes == MAX_REPLY_BYTES == 64 * MiB
     assert HttpOptions().max_fetch_bytes == MAX_FETCH_BYTES == MiB
     for bad in (0, -1, 1.5, "64", True, None):
-        with pytest.raises(ValueError, match=r"max_reply_bytes=.*positive int"):
+        with pytest.raises(ValueError, match=r"max_reply_bytes=.*positive int \(e\.g\. max_reply_bytes=67108864 for"):
             HttpOptions(max_reply_bytes=bad)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match=r"max_fetch_bytes=.*positive int"):
             HttpOptions(max_fetch_bytes=bad)  # type: ignore[arg-type]
@@ -362,6 +382,67 @@ async def test_the_sse_parser_reads_an_event_of_exactly_the_cap() -> None:
     assert [(found.id, found.data) for found in events] == [("7", b"a" * 99 + b"\n" + b"b" * 100)]
     with pytest.raises(ReplyTooLarge):
         [found async for found in parse_sse(in_two(), max_event_bytes=200)]
+
+
+class Feed:
+    """Chunks for the parser, counting how many it took."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+        self.taken = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            self.taken += 1
+            yield chunk
+
+
+async def events_of(feed: Feed, cap: int = MAX_REPLY_BYTES) -> list[tuple[str, str | None, bytes, int | None]]:
+    return [tuple(found) async for found in parse_sse(feed.__aiter__(), max_event_bytes=cap)]  # type: ignore[misc]
+
+
+async def test_the_sse_parser_reads_fields_as_the_sse_spec_says() -> None:
+    """Event names (``message`` when unnamed), CRLF line ends, ``retry`` (digits only, that
+    field only), the last id carried over, comments and events without data or retry skipped."""
+    feed = Feed(b": a comment\r\nevent: endpoint\r\ndata: /post\r\n\r\n",
+                b"id: 9\nretry: 300\ndata: {}\n\n",
+                b"x: 123\nretry: soon\ndata: a\ndata: b\n\n",
+                b"id: 10\n\n",  # no data, no retry: skipped (its id carries over)
+                b"retry: 50\n\n")  # a retry alone is an event
+    assert await events_of(feed) == [
+        ("endpoint", None, b"/post", None),
+        ("message", "9", b"{}", 300),
+        ("message", "9", b"a\nb", None),
+        ("message", "10", b"", 50),
+    ]
+
+
+async def test_a_line_without_an_end_after_data_lines_is_counted_with_them() -> None:
+    """Data lines of 100 bytes (with their newlines), then a line still being read: the
+    parser stops at the first chunk that takes the two past the cap, not before."""
+    feed = Feed(b"data: " + b"a" * 99 + b"\ndata: ", b"b" * 95, b"b")  # 100 + 6 + 95 = 201, then 202
+    with pytest.raises(ReplyTooLarge):
+        await events_of(feed, cap=201)
+    assert feed.taken == 3
+
+
+async def test_the_sizes_start_again_at_each_event_and_line() -> None:
+    """A line joined from two chunks and two events of exactly the cap each: read; one
+    byte more in the second event: refused (201 = 99 + 1 + 100 + 1)."""
+    def two_events(last: bytes) -> Feed:
+        return Feed(b"data: " + b"a" * 99, b"\ndata: " + b"b" * 100 + b"\n", b"\n",
+                    b"data: " + b"c" * 99 + b"\ndata: " + last + b"\n", b"\n")
+
+    assert [found[2] for found in await events_of(two_events(b"d" * 100), cap=201)] == [
+        b"a" * 99 + b"\n" + b"b" * 100, b"c" * 99 + b"\n" + b"d" * 100]
+    with pytest.raises(ReplyTooLarge):
+        await events_of(two_events(b"d" * 101), cap=201)
+    with pytest.raises(ReplyTooLarge):
+        await events_of(two_events(b"d" * 100), cap=200)
+
+
+def test_a_cap_of_one_byte_is_a_cap() -> None:
+    assert HttpOptions(max_reply_bytes=1, max_fetch_bytes=1).max_fetch_bytes == 1
 
 
 def test_the_error_says_where_the_caps_are_raised() -> None:
