@@ -213,6 +213,7 @@ async def test_an_endless_reply_fails_at_the_cap_and_is_not_read_on(server: Serv
         await post(server.url(path), max_reply_bytes=4 * MiB)
     took = time.monotonic() - began
     assert_names_the_cap(caught.value, "max_reply_bytes", 4 * MiB)
+    assert path in str(caught.value) or what.startswith("an SSE")  # (the reply's URL)
     assert caught.value.option == "max_reply_bytes" and caught.value.limit == 4 * MiB
     await asyncio.sleep(0.2)  # (the server notices the closed connection)
     # the client stopped at the cap: the server got rid of the cap and its socket buffers, no more
@@ -247,7 +248,7 @@ async def test_a_content_length_over_the_cap_is_refused_before_the_body(server: 
     with pytest.raises(ReplyTooLarge) as caught:
         await post(server.url("/mcp/declared"), max_reply_bytes=MiB, timeouts=HttpTimeouts(reply=5))
     assert time.monotonic() - began < 5  # not waiting for a body that never comes
-    assert f"Content-Length {ENDLESS}" in str(caught.value)
+    assert f"the reply of {server.url('/mcp/declared')} (Content-Length {ENDLESS})" in str(caught.value)
     assert_names_the_cap(caught.value, "max_reply_bytes", MiB)
 
 
@@ -259,6 +260,7 @@ async def test_a_reply_of_exactly_the_cap_is_read_and_one_byte_more_is_not(serve
     with pytest.raises(OAuthError) as caught:
         await http_fetch("GET", server.url(f"/sized?size={MAX_FETCH_BYTES + 1}{query}"))
     assert_names_the_cap(caught.value, "max_fetch_bytes", MAX_FETCH_BYTES)
+    assert f"the reply of {server.url('/sized')}" in str(caught.value)
     # raised where the document is that large
     reply = await http_fetch("GET", server.url(f"/sized?size={MAX_FETCH_BYTES + 1}{query}"),
                              max_fetch_bytes=2 * MAX_FETCH_BYTES)
