@@ -120,7 +120,16 @@ def make_app(served: Served) -> web.Application:
     async def jwks(request: web.Request) -> web.StreamResponse:
         return await endless(request, b'{"keys":[{"kty":"oct","k":"', "application/json")
 
+    async def plain(request: web.Request) -> web.Response:
+        """Headers and body echoed; ``?status=`` (a redirect: to /elsewhere)."""
+        served.requests.append(request.path)
+        status = int(request.query.get("status", "200"))
+        echoed = {"accept": request.headers.get("Accept"), "body": (await request.read()).decode()}
+        return web.Response(status=status, body=json.dumps(echoed).encode(),
+                            headers={**json_head(), "Location": "/elsewhere"})
+
     app = web.Application()
+    app.router.add_route("*", "/plain", plain)
     app.router.add_post("/mcp/json", json_endless)
     app.router.add_post("/mcp/line", sse_line)
     app.router.add_post("/mcp/event", sse_event)
@@ -265,6 +274,16 @@ async def test_a_reply_of_exactly_the_cap_is_read_and_one_byte_more_is_not(serve
     reply = await http_fetch("GET", server.url(f"/sized?size={MAX_FETCH_BYTES + 1}{query}"),
                              max_fetch_bytes=2 * MAX_FETCH_BYTES)
     assert len(reply.body) == MAX_FETCH_BYTES + 1
+
+
+async def test_a_fetch_sends_its_headers_and_body_and_returns_any_status_unfollowed(server: ServerThread) -> None:
+    """(``fetch`` reads through the capped path: what it sends and returns is unchanged.)"""
+    reply = await http_fetch("POST", server.url("/plain"), b"grant_type=x", {"Accept": "application/json"})
+    assert (reply.status, reply.json()) == (200, {"accept": "application/json", "body": "grant_type=x"})
+    for status in (302, 307, 400, 503):
+        reply = await http_fetch("GET", server.url(f"/plain?status={status}"))
+        assert reply.status == status and reply.headers["location"] == "/elsewhere"
+    assert server.served.requests == ["/plain"] * 5  # no redirect followed
 
 
 async def test_a_fetch_with_a_content_length_over_the_cap_fails_at_once(server: ServerThread) -> None:
