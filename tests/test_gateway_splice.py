@@ -127,6 +127,9 @@ NOT_SPLICED_LINES = {
     "spaces": json.dumps({"jsonrpc": "2.0", "id": 5, "result": RESULT}),
     "spaces in the serverInfo": WRITTEN.replace('{"name":"a server",', '{"name": "a server", '),
     "another id": WRITTEN.replace('"id":5,', '"id":6,'),
+    "an escape our encoder does not write": WRITTEN.replace('"text":"hi"', '"text":"h\\u0069"'),
+    "a number spelled otherwise": WRITTEN.replace('"resultType"', '"x-n":1E2,"resultType"'),
+    "a member written twice": WRITTEN.replace('"text":"hi"', '"text":"hi","text":"hi"'),
 }
 
 
@@ -156,9 +159,155 @@ def test_a_session_with_its_own_result_hook_or_a_completion_that_adds_members_is
 def test_a_server_whose_info_changes_is_spliced_with_its_new_info() -> None:
     modern, session = gateway_server(), Session()
     splice = AnswerSplice(modern)
-    for info in (THEIRS, {"name": "a server", "version": "2.0.0"}, THEIRS):
+    for info in (THEIRS, {"name": "a server", "version": "2.0.0"}, {"name": "a server", "version": "2.0.0-beta"},
+                 THEIRS):
         line = encode({"jsonrpc": "2.0", "id": 5, "result": {**RESULT, "_meta": {INFO: info}}})
         assert spliced(splice, session, "echo", 1, line) == parse_path(modern, session, "echo", 1, line)
+
+
+def lane_bytes(splice: AnswerSplice, session: Any, tool: str | None, line: bytes) -> bytes:
+    """What the lane answers for the server's ``line``: spliced, or else the parse path's."""
+    return spliced(splice, session, tool, 1, line) or parse_path(splice.modern, session, tool, 1, line)
+
+
+HEAD = '{"jsonrpc":"2.0","id":5,'
+GOOD_INFO = '"_meta":{"' + INFO + '":{"name":"a server","version":"1.0.0"}}'
+#: lines with a member written twice, where the gateway relays the server's bytes: the
+#: parser keeps the last member (the one checked); a relay of the line would carry both,
+#: and a reader that keeps the first would see the unchecked one. (label, tool, line, the
+#: member's text in the unchecked copy, in the checked one)
+TWICE: list[tuple[str, str, str, str, str]] = [
+    ("result twice", "echo",
+     HEAD + '"result":{"content":[{"type":"text","text":"EVIL"}],"resultType":"complete",' + GOOD_INFO + '},'
+     '"result":{"content":[{"type":"text","text":"GOOD"}],"resultType":"complete",' + GOOD_INFO + "}}",
+     '"EVIL"', '"GOOD"'),
+    ("structuredContent twice", "weather",
+     HEAD + '"result":{"content":[],"structuredContent":{"celsius":"EVIL"},"structuredContent":{"celsius":21.5},'
+     '"resultType":"complete",' + GOOD_INFO + "}}",
+     '"EVIL"', "21.5"),
+    ("a key twice inside structuredContent", "weather",
+     HEAD + '"result":{"content":[],"structuredContent":{"celsius":"EVIL","celsius":21.5},'
+     '"resultType":"complete",' + GOOD_INFO + "}}",
+     '"EVIL"', "21.5"),
+    ("a key twice in a content block", "echo",
+     HEAD + '"result":{"content":[{"type":"text","text":"EVIL","text":"GOOD"}],"resultType":"complete",'
+     + GOOD_INFO + "}}",
+     '"EVIL"', '"GOOD"'),
+    ("a key twice in the result's _meta", "echo",
+     HEAD + '"result":{"content":[],"resultType":"complete","_meta":{"x/seen":"EVIL","x/seen":"GOOD",'
+     '"' + INFO + '":{"name":"a server","version":"1.0.0"}}}}',
+     '"EVIL"', '"GOOD"'),
+    ("a key twice, spelled otherwise", "echo",
+     HEAD + '"result":{"content":[{"type":"text","text":"EVIL","t\u0065xt":"GOOD"}],"resultType":"complete",'
+     + GOOD_INFO + "}}",
+     '"EVIL"', '"GOOD"'),
+    ("a key twice in a result without _meta", "echo",
+     HEAD + '"result":{"content":[{"type":"text","text":"EVIL","text":"GOOD"}],"resultType":"complete"}}',
+     '"EVIL"', '"GOOD"'),
+]
+
+
+@pytest.mark.parametrize("case", TWICE, ids=[case[0] for case in TWICE])
+@pytest.mark.parametrize("info_in_results", [True, False])
+def test_a_line_with_a_member_written_twice_is_answered_with_the_checked_member_alone(
+        case: tuple[str, str, str, str, str], info_in_results: bool) -> None:
+    """The lane's answer is the parse path's bytes: the member the output check saw, once."""
+    _label, tool, written, unchecked, checked = case
+    line = written.encode()
+    assert from_json(line)  # (a line the engine's read path parses: it reaches the lane)
+    modern, session = gateway_server(server_info_in_results=info_in_results), Session()
+    answer = lane_bytes(AnswerSplice(modern), session, tool, line)
+    assert answer == parse_path(modern, session, tool, 1, line)
+    assert unchecked.encode() not in answer and answer.count(checked.encode()) == 1
+
+
+#: a member written twice only where the gateway writes its own (the server's id, its
+#: serverInfo): relaying the rest would be harmless; these lines take the parse path all the same
+TWICE_NOT_RELAYED = {
+    "the server's serverInfo": HEAD + '"result":{"content":[],"resultType":"complete","_meta":{"' + INFO
+    + '":{"name":"EVIL","name":"a server","version":"1.0.0"}}}}',
+    "jsonrpc": '{"jsonrpc":"2.0","jsonrpc":"2.0","id":5,"result":{"content":[],"resultType":"complete",'
+    + GOOD_INFO + "}}",
+}
+
+
+@pytest.mark.parametrize("case", sorted(TWICE_NOT_RELAYED))
+def test_a_member_written_twice_where_the_gateway_writes_its_own_takes_the_parse_path(case: str) -> None:
+    line = TWICE_NOT_RELAYED[case].encode()
+    modern, session = gateway_server(), Session()
+    splice = AnswerSplice(modern)
+    assert spliced(splice, session, "echo", 1, line) is None
+    answer = lane_bytes(splice, session, "echo", line)
+    assert answer == parse_path(modern, session, "echo", 1, line) and b"EVIL" not in answer
+
+
+def test_a_string_upstream_id_is_spliced_as_an_int_one() -> None:
+    modern, session = gateway_server(), Session()
+    line = encode({"jsonrpc": "2.0", "id": "up-1", "result": RESULT})
+    answer = spliced(AnswerSplice(modern), session, "echo", 7, line, upstream_id="up-1")
+    assert answer is not None and answer == parse_path(modern, session, "echo", 7, line)
+
+
+def test_a_servers_ending_is_written_once_per_info_and_the_table_is_bounded(monkeypatch: Any) -> None:
+    modern = gateway_server()
+    splice = AnswerSplice(modern)
+    written: list[Any] = []
+    their_end = AnswerSplice._their_end
+
+    def counted(self: AnswerSplice, session: Any, info: Any) -> bytes:
+        written.append(info)
+        return their_end(self, session, info)
+
+    monkeypatch.setattr(AnswerSplice, "_their_end", counted)
+    session, line = Session(), WRITTEN.encode()
+    for _ in range(3):
+        assert spliced(splice, session, "echo", 1, line) == parse_path(modern, session, "echo", 1, line)
+    assert written == [THEIRS]  # (the same server, the same info: written once)
+    sessions = [Session() for _ in range(300)]  # (kept alive: ids stay distinct)
+    for index, other in enumerate(sessions):
+        assert spliced(splice, other, "echo", 1, line) is not None
+        assert len(splice._theirs) == (index + 1) % 256 + 1  # 256 at most, then it starts again
+
+
+def test_output_the_client_does_not_check_is_spliced() -> None:
+    """An error result, or a session that does not validate output: the parse path relays
+    its structured output unchecked, so the splice does too."""
+    modern = gateway_server()
+    broken = {"content": [], "structuredContent": {"celsius": "warm"}, "resultType": "complete",
+              "_meta": {INFO: THEIRS}}
+    failed = {"content": [], "structuredContent": {"celsius": "warm"}, "isError": True, "resultType": "complete",
+              "_meta": {INFO: THEIRS}}
+    for result, validate in ((failed, True), (broken, False)):
+        session = Session()
+        session.validate_tool_output = validate
+        line = encode({"jsonrpc": "2.0", "id": 5, "result": result})
+        answer = spliced(AnswerSplice(modern), session, "weather", 1, line)
+        assert answer is not None and answer == parse_path(modern, session, "weather", 1, line)
+
+
+def test_a_line_of_the_right_length_in_other_bytes_is_not_spliced() -> None:
+    """A length check alone is not sound: ``1e15`` is 14 bytes shorter than our
+    ``1000000000000000.0``, as long as a ``"text":"EVIL",`` written twice."""
+    tail = '"resultType":"complete",' + GOOD_INFO + "}}"
+    padded = HEAD + '"result":{"x-pad":1e15,"content":[{"type":"text","text":"EVIL","text":"GOOD"}],' + tail
+    respelled = HEAD + '"result":{"x-a":1.500,"x-b":1e2,"content":[],' + tail  # ours: 1.5 and 100.0
+    modern, session = gateway_server(), Session()
+    for written in (padded, respelled):
+        line = written.encode()
+        assert len(encode({"jsonrpc": "2.0", "id": 5, "result": from_json(line)["result"]})) == len(line)
+        assert spliced(AnswerSplice(modern), session, "echo", 1, line) is None
+        assert b"EVIL" not in lane_bytes(AnswerSplice(modern), session, "echo", line)
+
+
+class MetaAddingServer:
+    """A gateway server whose completion adds a ``_meta`` member of its own."""
+
+    def finish(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        return {**result, "_meta": {"x/added": 1, INFO: {"name": "g", "version": "1"}}}
+
+
+def test_a_completion_that_adds_a_meta_member_is_not_spliced() -> None:
+    assert spliced(AnswerSplice(MetaAddingServer()), Session(), "echo", 1, WRITTEN.encode()) is None
 
 
 # -- through the lane ------------------------------------------------------------------------

@@ -45,6 +45,9 @@ COVERED = {
     "runtime/typedmcp/engine/peer_json.py",
     # the request limits: a batch's length, the requests in flight (issue 29)
     "runtime/typedmcp/engine/jsonrpc.py",
+    # what the gateway relays and the HTTP client reads from peers (issue 29)
+    "runtime/typedmcp/host/splice.py",
+    "runtime/typedmcp/transports/http_wire.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,

@@ -228,15 +228,18 @@ def inspect_command(arguments: tuple[str, ...]) -> None:
 @click.option("--server", help="The server's name in --config.")
 @click.option("--protocol", metavar="REVISION",
               help="Offer only this revision to the live server (default: negotiate).")
+@click.option("--max-reply-bytes", type=click.IntRange(min=1), metavar="N",
+              help="The largest reply read from --url (or a remote --config server), in bytes "
+              "(default 64 MiB).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARG...]]")
 def tools_command(out: Path, manifest: Path | None, url: str | None, headers: tuple[str, ...],
                   check: bool, config: Path | None, server: str | None, protocol: str | None,
-                  command: tuple[str, ...]) -> None:
+                  max_reply_bytes: int | None, command: tuple[str, ...]) -> None:
     """A typed, vendorable package for one server's own tools (one module per tool):
     mcp-codegen tools --out DIR (--manifest tools.json | --url URL | --config FILE --server
     NAME | -- COMMAND [ARG...])."""
     finish(lambda: run_tools(out, manifest, url, list(headers), check, list(command), protocol,
-                           config, server))
+                           config, server, max_reply_bytes))
 
 
 def run(

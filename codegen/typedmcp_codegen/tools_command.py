@@ -1,7 +1,8 @@
 """``mcp-codegen tools``: a typed, vendorable package for one server's own tools.
 
 Sources: ``--manifest tools.json`` (a saved snapshot), ``--url URL [--header 'K: V']...``
-(Streamable HTTP, with the HTTP+SSE fallback) or ``-- COMMAND [ARG...]`` (stdio). A live
+(Streamable HTTP, with the HTTP+SSE fallback; ``--max-reply-bytes N``: the client's cap on
+one reply, 64 MiB by default) or ``-- COMMAND [ARG...]`` (stdio). A live
 server is listed by the runtime in a child process (``python -m typedmcp.tool_snapshot``),
 so the generator never imports the runtime. ``--check`` writes nothing: exit 0 when DIR is
 current, 1 with a report in tool terms when not.
@@ -32,7 +33,8 @@ SNAPSHOT_TIMEOUT = 120.0
 
 def run_tools(out: Path, manifest_path: Path | None, url: str | None, headers: list[str],
               check: bool, command: list[str], protocol: str | None = None,
-              config: Path | None = None, server: str | None = None) -> int:
+              config: Path | None = None, server: str | None = None,
+              max_reply_bytes: int | None = None) -> int:
     """The command's logic; returns the exit code, raises CodegenError on bad input."""
     if not out.name.isidentifier() or keyword.iskeyword(out.name):
         raise CodegenError(
@@ -48,12 +50,15 @@ def run_tools(out: Path, manifest_path: Path | None, url: str | None, headers: l
                            "e.g. mcp-codegen tools --out weather_tools -- python server.py")
     if headers and not url:
         raise CodegenError("--header needs --url", "add --url URL, or drop --header")
+    if max_reply_bytes is not None and not (url or config):
+        raise CodegenError("--max-reply-bytes needs --url or --config/--server",
+                           "it caps replies read over HTTP; drop it for a manifest or a command")
     vendored = out / MANIFEST_FILE
     if manifest_path is not None:
         manifest = load_manifest(manifest_path)
     elif url or command or config:
         entry = (str(config), str(server)) if config is not None and server is not None else None
-        manifest = live_snapshot(url, headers, command, protocol, entry)
+        manifest = live_snapshot(url, headers, command, protocol, entry, max_reply_bytes)
     elif check and vendored.is_file():
         manifest = load_manifest(vendored)
     else:
@@ -90,10 +95,14 @@ def _check(files: dict[str, str], out: Path, manifest: dict[str, Any]) -> int:
 
 
 def live_snapshot(url: str | None, headers: list[str], command: list[str],
-                  protocol: str | None = None, entry: tuple[str, str] | None = None) -> dict[str, Any]:
+                  protocol: str | None = None, entry: tuple[str, str] | None = None,
+                  max_reply_bytes: int | None = None) -> dict[str, Any]:
     """List a live server's tools with the runtime, in a child process (``entry``: an
-    ``mcpServers`` config file and the server's name in it)."""
+    ``mcpServers`` config file and the server's name in it; ``max_reply_bytes``: the
+    client's cap on a reply, over HTTP)."""
     arguments = ["--protocol", protocol] if protocol else []
+    if max_reply_bytes is not None:
+        arguments += ["--max-reply-bytes", str(max_reply_bytes)]
     if entry is not None:
         arguments += ["--config", entry[0], "--server", entry[1]]
         what = f"server {entry[1]} of {entry[0]}"

@@ -77,6 +77,7 @@ _EXPORTS: dict[str, str] = {
     "ServerUnreachable": "transports.http_wire",
     "TlsError": "transports.http_wire",
     "RedirectNotFollowed": "transports.http_wire",
+    "ReplyTooLarge": "transports.http_wire",
     "HttpTimeouts": "transports.http_wire",
     # the stateless era
     "CachePolicy": "stateless.server",
@@ -132,6 +133,7 @@ __all__ = [
     "Principal",
     "ProtocolViolation",
     "RedirectNotFollowed",
+    "ReplyTooLarge",
     "RequestContext",
     "RequestOptions",
     "RequestOrigin",
@@ -244,4 +246,4 @@ if TYPE_CHECKING:
     from .transports.http_sse_server import SsePaths
     from .transports.http_streams import close_sse_stream
     from .protocol.deadlines import RequestOptions
-    from .transports.http_wire import HttpTimeouts, RedirectNotFollowed, ServerUnreachable, TlsError
+    from .transports.http_wire import HttpTimeouts, RedirectNotFollowed, ReplyTooLarge, ServerUnreachable, TlsError

@@ -30,7 +30,7 @@ from .protocol.stubs import ClientHandlersBase, Outbound
 from .transports.http_client import HttpAuth, HttpClientTransport
 from .transports.http_session import HttpClientSession
 from .transports.memory import DirectLink, DirectTransport
-from .transports.http_wire import ClientCert, HttpOptions, HttpTimeouts, Verify
+from .transports.http_wire import MAX_FETCH_BYTES, MAX_REPLY_BYTES, ClientCert, HttpOptions, HttpTimeouts, Verify
 from .transports.sse_client import SSE, SseClientSession, SseClientTransport
 from .transports.stdio import ServerProcessTransport, spawn
 
@@ -90,6 +90,8 @@ class HttpConnectOptions(SessionOptions, total=False):
     trust_env: bool
     timeouts: HttpTimeouts | None
     http_session: Any
+    max_reply_bytes: int
+    max_fetch_bytes: int
 
 
 class SseConnectOptions(SessionOptions, total=False):
@@ -105,6 +107,8 @@ class SseConnectOptions(SessionOptions, total=False):
     trust_env: bool
     timeouts: HttpTimeouts | None
     http_session: Any
+    max_reply_bytes: int
+    max_fetch_bytes: int
 
 
 class InProcessConnectOptions(SessionOptions, total=False):
@@ -259,6 +263,8 @@ async def connect_http(
     trust_env: bool = True,
     timeouts: HttpTimeouts | None = None,
     http_session: Any = None,
+    max_reply_bytes: int = MAX_REPLY_BYTES,
+    max_fetch_bytes: int = MAX_FETCH_BYTES,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a Streamable HTTP server and yield a connected, typed ``Client``.
@@ -275,7 +281,10 @@ async def connect_http(
     ``HTTPS_PROXY`` and ``NO_PROXY`` when ``trust_env``), ``timeouts``
     (:class:`~typedmcp.transports.http_wire.HttpTimeouts`: connect, reply, idle stream),
     ``http_session`` (an ``aiohttp.ClientSession`` of your own, used as it is configured
-    and never closed here).
+    and never closed here), ``max_reply_bytes`` (the largest JSON reply or SSE event read:
+    64 MiB by default) and ``max_fetch_bytes`` (the largest OAuth document or token answer
+    the connection's ``auth`` fetches: 1 MiB); a larger reply raises
+    :class:`~typedmcp.transports.http_wire.ReplyTooLarge`, naming the cap, without being read.
 
     ``legacy_sse_fallback``: when the first POST gets 400, 404 or 405 without a stateless-era
     error body, and ``protocol`` offers a handshake-era revision, connect to ``url`` with the
@@ -285,7 +294,7 @@ async def connect_http(
     ``client``, ``handlers``, ``protocol``: as for :func:`connect_stdio`.
     """
     limits = timeouts or HttpTimeouts()
-    http_options = HttpOptions(verify, cert, proxy, trust_env, limits, http_session)
+    http_options = HttpOptions(verify, cert, proxy, trust_env, limits, http_session, max_reply_bytes, max_fetch_bytes)
     transport = HttpClientTransport(
         url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
     )
@@ -298,7 +307,8 @@ async def connect_http(
         return _connect_sse(url, client=client, protocol=protocol, handlers=handlers,
                             headers=headers, bearer_token=bearer_token, auth=auth,
                             verify=verify, cert=cert, proxy=proxy, trust_env=trust_env,
-                            timeouts=limits, http_session=http_session, **options)
+                            timeouts=limits, http_session=http_session, max_reply_bytes=max_reply_bytes,
+                            max_fetch_bytes=max_fetch_bytes, **options)
 
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(transport.close)
@@ -403,6 +413,8 @@ async def connect_sse(
     trust_env: bool = True,
     timeouts: HttpTimeouts | None = None,
     http_session: Any = None,
+    max_reply_bytes: int = MAX_REPLY_BYTES,
+    max_fetch_bytes: int = MAX_FETCH_BYTES,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to a server of the deprecated HTTP+SSE transport; yield the typed ``Client``.
@@ -410,7 +422,7 @@ async def connect_sse(
     ``url`` is the SSE endpoint (``http://host:port/sse``, or ``https://``). Only the
     handshake-era revisions of ``protocol`` are offered (``initialize``, newest first);
     other options are those of ``connect_http`` (``verify``, ``cert``, ``proxy``,
-    ``trust_env``, ``timeouts`` and ``http_session`` included). Leaving the block closes the
+    ``trust_env``, ``timeouts``, ``http_session``, ``max_reply_bytes`` and ``max_fetch_bytes`` included). Leaving the block closes the
     stream, which ends the session. ``client``, ``handlers``, ``protocol``: as for
     :func:`connect_stdio`.
     """
@@ -423,7 +435,8 @@ async def connect_sse(
         )
     session = SseClientSession(handshake, handlers, client=client, **options)
     session.negotiation = negotiation
-    http_options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session)
+    http_options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session,
+                               max_reply_bytes, max_fetch_bytes)
     transport = SseClientTransport(
         url, headers=headers, bearer_token=bearer_token, auth=auth, options=http_options
     )

@@ -7,7 +7,8 @@ this module in a child process, so that it never imports the runtime itself.
 
 Arguments: ``--url URL [--header 'K: V']...``, ``--config mcp.json --server NAME`` (an
 ``mcpServers`` entry, parsed as ``mcp-host`` parses it) or ``-- COMMAND [ARG...]``; optionally
-``--protocol REVISION``. Exit code 2 and one line on stderr when the server cannot be reached
+``--protocol REVISION`` and ``--max-reply-bytes N`` (the HTTP client's cap on one reply;
+else the entry's ``maxReplyBytes``, else 64 MiB). Exit code 2 and one line on stderr when the server cannot be reached
 or answers badly.
 """
 
@@ -19,7 +20,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .connecting import connect_http, connect_sse, connect_stdio
 from .host.config import ServerConfig, load_config
@@ -34,6 +35,7 @@ async def snapshot(
     headers: dict[str, str] | None = None,
     revision: str | None = None,
     server: ServerConfig | None = None,
+    max_reply_bytes: int | None = None,
 ) -> dict[str, Any]:
     """The tools of one server (every page), sorted by name, with its info and revision
     (``revision``: offer only this one, e.g. ``2025-11-25``; default: negotiate, or the
@@ -49,6 +51,8 @@ async def snapshot(
         env = {**os.environ, **dict(server.env)} if server.env else None
         cwd = server.cwd
         sse = server.transport == "sse"
+        max_reply_bytes = max_reply_bytes or server.max_reply_bytes
+    http: dict[str, Any] = {} if max_reply_bytes is None else {"max_reply_bytes": max_reply_bytes}
     protocol: Any = "auto"
     if revision:
         protocol = importlib.import_module("mcp_generated.v" + revision.replace("-", "_"))
@@ -56,9 +60,9 @@ async def snapshot(
     if command:
         context = connect_stdio(list(command), protocol=protocol, env=env, cwd=cwd)
     elif url and sse:
-        context = connect_sse(url, headers=headers or None, protocol=protocol)
+        context = connect_sse(url, headers=headers or None, protocol=protocol, **http)
     elif url:
-        context = connect_http(url, headers=headers or None, protocol=protocol)
+        context = connect_http(url, headers=headers or None, protocol=protocol, **http)
     else:
         raise ValueError("give a command or a URL")
     async with context as client:
@@ -81,11 +85,21 @@ async def snapshot(
         }
 
 
-def parse_arguments(
-    argv: Sequence[str],
-) -> tuple[list[str] | None, str | None, dict[str, str], str | None, ServerConfig | None]:
-    """``[--protocol REV] --url URL --header 'K: V' ...``, ``--config FILE --server NAME`` or
-    ``-- COMMAND ...`` -> (command, url, headers, revision, server entry)."""
+class Arguments(NamedTuple):
+    """What :func:`parse_arguments` read."""
+
+    command: list[str] | None
+    url: str | None
+    headers: dict[str, str]
+    revision: str | None
+    server: ServerConfig | None
+    max_reply_bytes: int | None = None
+
+
+def parse_arguments(argv: Sequence[str]) -> Arguments:
+    """``[--protocol REV] [--max-reply-bytes N] --url URL --header 'K: V' ...``, ``--config
+    FILE --server NAME`` or ``-- COMMAND ...`` -> (command, url, headers, revision, server
+    entry, max_reply_bytes)."""
     argv = list(argv)
     if "--" in argv:
         split = argv.index("--")
@@ -97,12 +111,17 @@ def parse_arguments(
     revision: str | None = None
     config: str | None = None
     name: str | None = None
+    max_reply_bytes: int | None = None
     while argv:
         option = argv.pop(0)
-        if option not in ("--url", "--header", "--protocol", "--config", "--server") or not argv:
+        if option not in ("--url", "--header", "--protocol", "--config", "--server", "--max-reply-bytes") or not argv:
             raise ValueError(f"unexpected argument {option!r}")
         value = argv.pop(0)
-        if option == "--url":
+        if option == "--max-reply-bytes":
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"--max-reply-bytes {value!r}: expected a positive number of bytes")
+            max_reply_bytes = int(value)
+        elif option == "--url":
             url = value
         elif option == "--protocol":
             revision = value
@@ -125,14 +144,14 @@ def parse_arguments(
         server = servers[name]
     if [bool(command), bool(url), server is not None].count(True) != 1:
         raise ValueError("give one of --url URL, --config FILE --server NAME, -- COMMAND [ARG...]")
-    return command or None, url, headers, revision, server
+    return Arguments(command or None, url, headers, revision, server, max_reply_bytes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the snapshot as JSON; exit code 2 with one line on stderr on failure."""
     try:
-        command, url, headers, revision, server = parse_arguments(sys.argv[1:] if argv is None else argv)
-        result = asyncio.run(snapshot(command, url, headers, revision, server))
+        read = parse_arguments(sys.argv[1:] if argv is None else argv)
+        result = asyncio.run(snapshot(*read))
     except Exception as exc:  # reported to the generator as one line, never a traceback
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ..transports.http_client import open_client
 from ..transports.http_wire import (
+    MAX_FETCH_BYTES,
     ClientCert,
     HttpOptions,
     HttpReply,
@@ -49,14 +50,17 @@ async def http_fetch(
     trust_env: bool = True,
     timeouts: HttpTimeouts | None = None,
     http_session: Any = None,
+    max_fetch_bytes: int = MAX_FETCH_BYTES,
 ) -> HttpReply:
     """One HTTP request on a client of its own (closed after it); no redirects. The
     keyword arguments are ``connect_http``'s (``functools.partial(http_fetch, verify=...)``
-    is a :data:`Fetch` with a custom trust store)."""
+    is a :data:`Fetch` with a custom trust store); a body over ``max_fetch_bytes`` (1 MiB by
+    default) is not read: :class:`OAuthError` naming the cap."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise OAuthError(f"cannot fetch {url!r}: only http(s) URLs are supported")
-    options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session)
+    options = HttpOptions(verify, cert, proxy, trust_env, timeouts or HttpTimeouts(), http_session,
+                          max_fetch_bytes=max_fetch_bytes)
     http = open_client(url, {}, options)
     try:
         return await fetch_through(http, method, url, body, headers or {})

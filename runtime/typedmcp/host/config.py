@@ -46,6 +46,7 @@ SERVER_KEYS = {
     "cwd": "its working directory (stdio)",
     "url": "the server's URL (http, sse)",
     "headers": "HTTP headers sent with every request (http, sse)",
+    "maxReplyBytes": "the largest reply (JSON body or SSE event) read from the server, bytes (http, sse; default 64 MiB)",
     "type": "stdio, http or sse",
     "transport": "same as type",
     "disabled": "true: not started",
@@ -129,6 +130,8 @@ class ServerConfig:
     protocol: str = "auto"
     restart: bool = True
     ping_interval: float | None = None
+    #: the client's ``max_reply_bytes`` (None: its default); http and sse servers only
+    max_reply_bytes: int | None = None
 
     def exports(self, tool: str) -> bool:
         """Whether the allow/deny lists let tool ``tool`` into the registry."""
@@ -197,6 +200,12 @@ def _seconds(raw: Any, server: str, key: str) -> float:
     return float(raw)
 
 
+def _bytes(raw: Any, server: str, key: str) -> int:
+    if type(raw) is not int or raw < 1:
+        raise ConfigError(f"must be a positive whole number of bytes, e.g. {64 * 1024 * 1024} for 64 MiB", server, key)
+    return raw
+
+
 def _flag(raw: Any, server: str, key: str) -> bool:
     if not isinstance(raw, bool):
         raise ConfigError("must be true or false", server, key)
@@ -227,8 +236,9 @@ def parse_server(name: str, raw: Any, environ: Mapping[str, str] | None = None) 
     if transport == "stdio":
         if "command" not in raw:
             raise ConfigError("missing: a stdio server needs the program to start", name, "command")
-        if "url" in raw or "headers" in raw:
-            raise ConfigError("a stdio server takes command/args, not a URL", name, "url" if "url" in raw else "headers")
+        for key in ("url", "headers", "maxReplyBytes"):
+            if key in raw:
+                raise ConfigError("a stdio server takes command/args, not a URL or HTTP options", name, key)
         command = _string(raw["command"], name, "command", env_source)
         if not command.strip():
             raise ConfigError("is empty", name, "command")
@@ -251,6 +261,8 @@ def parse_server(name: str, raw: Any, environ: Mapping[str, str] | None = None) 
         options["url"] = url
         if "headers" in raw:
             options["headers"] = _mapping(raw["headers"], name, "headers", env_source)
+        if "maxReplyBytes" in raw:
+            options["max_reply_bytes"] = _bytes(raw["maxReplyBytes"], name, "maxReplyBytes")
     for key, attribute in (
         ("timeout", "timeout"), ("startupTimeout", "startup_timeout"), ("pingInterval", "ping_interval"),
         ("maxTotalTimeout", "max_total_timeout"),

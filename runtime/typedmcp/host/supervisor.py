@@ -359,6 +359,8 @@ class ServerRuntime:
             client = await stack.enter_async_context(connect_process(transport, session))
             process = transport.process
             return client, (process.wait() if process is not None else None)
+        if config.max_reply_bytes is not None:
+            options["max_reply_bytes"] = config.max_reply_bytes
         if config.transport == "sse":
             from ..connecting import connect_sse
 

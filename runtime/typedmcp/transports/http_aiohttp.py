@@ -69,6 +69,7 @@ from .http_wire import (
     HttpReply,
     InsecureTlsWarning,
     RedirectNotFollowed,
+    ReplyTooLarge,
     ServerUnreachable,
     SseEvent,
     TlsError,
@@ -435,9 +436,13 @@ class HttpClient:
         return broken(error, self._pool.timeout.sock_read)
 
     async def read(self, response: ClientResponse) -> bytes:
-        """The whole body of ``response`` (the connection goes back to the pool)."""
+        """The whole body of ``response`` (the connection goes back to the pool), at most
+        ``max_reply_bytes`` (else :class:`ReplyTooLarge`, the connection closed)."""
         try:
-            return await response.read()
+            return await _read_capped(response, self.options.max_reply_bytes, "max_reply_bytes")
+        except ReplyTooLarge:
+            response.close()
+            raise
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as error:
             response.close()
             raise broken(error, self._pool.timeout.sock_read) from error
@@ -452,8 +457,11 @@ class HttpClient:
             protocol.read_timeout = idle  # from now on: silence on the stream
             protocol.start_timeout()
         try:
-            async for event in parse_sse(response.content.iter_any()):
+            async for event in parse_sse(response.content.iter_any(), self.options.max_reply_bytes):
                 yield event
+        except ReplyTooLarge:
+            response.close()
+            raise
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as error:
             response.close()
             raise broken(error, idle) from error
@@ -463,7 +471,8 @@ class HttpClient:
     ) -> HttpReply:
         """One complete exchange with any URL on this client's session (trust, proxy,
         cookies): OAuth metadata, registration and tokens. Redirects are not followed; only
-        ``headers`` are sent (not this client's). Raises ``ServerUnreachable``/``BrokenReply``."""
+        ``headers`` are sent (not this client's). Raises ``ServerUnreachable``/``BrokenReply``,
+        or :class:`ReplyTooLarge` for a body over ``max_fetch_bytes``."""
         session = self._session or self._open()
         target = URL(url)
         try:
@@ -477,10 +486,16 @@ class HttpClient:
                 proxy=self._pool.proxy_for(target),
                 timeout=self._pool.timeout,
             ) as response:
-                data = await response.read()
+                try:
+                    data = await _read_capped(response, self.options.max_fetch_bytes, "max_fetch_bytes", url)
+                except ReplyTooLarge:
+                    response.close()
+                    raise
                 return HttpReply(
                     response.status, {k.lower(): v for k, v in response.headers.items()}, data
                 )
+        except ReplyTooLarge:
+            raise
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as error:
             raise self._failure(error, target) from error
 
@@ -509,6 +524,26 @@ class HttpClient:
         if self._owner:
             await self._pool.close()
         self._session = None
+
+
+async def _read_capped(response: ClientResponse, limit: int, option: str, url: str | None = None) -> bytes:
+    """The body of ``response``, or :class:`ReplyTooLarge` (``option`` names the cap) as
+    soon as it is known to pass ``limit`` bytes: a ``Content-Length`` over it before any of
+    the body is read, else the bytes read so far (decompressed: what memory holds)."""
+    length = response.content_length
+    if length is not None and length > limit:
+        raise ReplyTooLarge(f"the reply of {url or response.url} (Content-Length {length})", option, limit)
+    if length is not None and "Content-Encoding" not in response.headers:
+        return await response.read()  # (HTTP reads no more than Content-Length)
+    content = response.content
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := await content.readany():
+        total += len(chunk)
+        if total > limit:
+            raise ReplyTooLarge(f"the reply of {url or response.url}", option, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _ssl_reason(error: BaseException) -> str:

@@ -13,6 +13,10 @@ The stateless era (2026-07-28) is POST only: no session, no GET stream, no DELET
 POST carries the request-metadata headers (``http_headers.request_headers``), and closing a reply
 stream is how a request is cancelled.
 
+A reply is read up to the client's ``max_reply_bytes`` (``HttpOptions``; a JSON body, or
+one SSE event): a larger one raises ``ReplyTooLarge`` at the call, naming the cap, and is
+never resumed (the server would send it again).
+
 A message is POSTed once, never again: a POST whose connection breaks may have reached the
 server (and a tool may have run), so the call fails with :class:`ResponseLost` and the caller
 decides whether to send it again, as a new request with a new id (the transport rules: HC-5,
@@ -37,7 +41,7 @@ from ..engine.jsonrpc import ConnectionClosed
 from ..engine.peer_json import decode
 from ..protocol.errors import AuthRequired, HttpError
 from .http_headers import CALL_HEADERS, REQUEST_HEADERS
-from .http_wire import BrokenReply, HttpOptions, ServerUnreachable
+from .http_wire import BrokenReply, HttpOptions, ReplyTooLarge, ServerUnreachable
 
 if TYPE_CHECKING:
     import aiohttp
@@ -474,7 +478,8 @@ class HttpClientTransport:
         """The GET stream's task: it ends quietly when the server goes away (requests in
         flight fail on their own streams) and never with an exception. A stream that
         ends, or stays silent past the idle limit, is opened again after ``retry``, from
-        its last event id (``Last-Event-ID``: the server replays what came meanwhile)."""
+        its last event id (``Last-Event-ID``: the server replays what came meanwhile). An
+        event over ``max_reply_bytes`` stops it for good, with a warning."""
         response: aiohttp.ClientResponse | None = None
         last_id: str | None = None  # where the next GET resumes (nothing missed meanwhile)
         try:
@@ -502,6 +507,8 @@ class HttpClientTransport:
                 await asyncio.sleep(self.retry_ms / 1000)  # no tight loop on short streams
         except (BrokenReply, ServerUnreachable, HttpError):
             return
+        except ReplyTooLarge as error:  # not opened again: the server would send it again
+            logger.warning("the GET stream of %s stopped: %s", self.http.url, error)
         except Exception:
             logger.exception("the GET stream of %s failed", self.http.url)
         finally:

@@ -20,8 +20,20 @@ from ..engine.peer_json import decode
 if TYPE_CHECKING:
     import aiohttp
 
-#: The largest SSE event a client reads (its data lines together).
-MAX_EVENT_BYTES = 2**26
+#: The default of :attr:`HttpOptions.max_reply_bytes`: the largest JSON reply body, or SSE
+#: event (its data lines together), an MCP client reads (64 MiB).
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: The default of :attr:`HttpOptions.max_fetch_bytes`: the largest body ``HttpClient.fetch``
+#: reads (OAuth metadata, registration, tokens, a JWKS, an introspection answer: 1 MiB).
+MAX_FETCH_BYTES = 1024 * 1024
+#: Where the two caps are raised, for the error that names them.
+_RAISE_HINTS = {
+    "max_reply_bytes": "connect_http(..., max_reply_bytes=N) or connect_sse(...); in an mcp-host "
+    'config the server\'s "maxReplyBytes"; mcp-codegen tools --max-reply-bytes N',
+    "max_fetch_bytes": "connect_http(..., max_fetch_bytes=N) (an OAuth provider on that "
+    "connection), or http_fetch(..., max_fetch_bytes=N) (functools.partial of it as a "
+    "verifier's fetch=)",
+}
 
 
 class ServerUnreachable(ConnectionError):
@@ -43,6 +55,37 @@ class BrokenReply(ConnectionError):
     def __init__(self, message: str, *, timed_out: bool = False) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+
+
+class ReplyTooLarge(ConnectionError):
+    """A reply (a JSON body, one SSE event, a fetched document) is larger than the client's
+    cap (``option``: ``max_reply_bytes`` or ``max_fetch_bytes``; ``limit``, in bytes). It
+    was not read into memory: the client stopped at the cap (or at a ``Content-Length``
+    over it) and closed the connection. The request itself may have run on the server."""
+
+    def __init__(self, what: str, option: str, limit: int) -> None:
+        super().__init__(
+            f"{what} is larger than {limit} bytes ({option}, {_size(limit)}): not read, the "
+            f"connection closed. If the server's replies are that large, raise the cap: "
+            f"{_RAISE_HINTS.get(option, option)}"
+        )
+        self.option = option
+        self.limit = limit
+
+
+def _size(count: int) -> str:
+    """``count`` bytes in words (``64 MiB``)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:g} {unit}"
+    return f"{count} bytes"
+
+
+def _check_cap(name: str, value: object) -> None:
+    """A reply cap must be a positive whole number of bytes (ValueError naming it)."""
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{name}={value!r}: give the largest reply to read, in bytes, as a positive int "
+                         f"(e.g. {name}={64 * 1024 * 1024} for 64 MiB)")
 
 
 class InsecureTlsWarning(UserWarning):
@@ -98,6 +141,12 @@ class HttpOptions:
     :class:`HttpTimeouts`. ``http_session``: an ``aiohttp.ClientSession`` of your own, used
     as it is configured (trust, proxy, cookies, headers, hooks) and never closed by the
     client; ``verify``/``cert``/``proxy``/``trust_env`` are then yours to set on it.
+
+    ``max_reply_bytes``: the largest JSON reply body, or SSE event, the MCP transports read
+    (default :data:`MAX_REPLY_BYTES`, 64 MiB); ``max_fetch_bytes``: the largest body of a
+    ``fetch`` (OAuth metadata, registration, tokens; default :data:`MAX_FETCH_BYTES`, 1 MiB).
+    A larger reply raises :class:`ReplyTooLarge` without being read (a ``Content-Length``
+    over the cap is refused before the body; without one, reading stops at the cap).
     """
 
     verify: Verify = True
@@ -106,8 +155,12 @@ class HttpOptions:
     trust_env: bool = True
     timeouts: HttpTimeouts = field(default_factory=HttpTimeouts)
     http_session: aiohttp.ClientSession | None = None
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    max_fetch_bytes: int = MAX_FETCH_BYTES
 
     def __post_init__(self) -> None:
+        _check_cap("max_reply_bytes", self.max_reply_bytes)
+        _check_cap("max_fetch_bytes", self.max_fetch_bytes)
         if self.http_session is not None and (
             self.verify is not True or self.cert is not None or self.proxy is not None
         ):
@@ -142,21 +195,35 @@ class SseEvent(NamedTuple):
     retry: int | None
 
 
-async def parse_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[SseEvent]:
+async def parse_sse(chunks: AsyncIterator[bytes], max_event_bytes: int = MAX_REPLY_BYTES) -> AsyncIterator[SseEvent]:
     """The SSE events of a body read as ``chunks`` (the runtime's one SSE parser).
 
     Comments and events without data (or retry) are skipped; the last ``id`` seen carries
-    over to later events, as the spec says. An event longer than :data:`MAX_EVENT_BYTES`
-    raises ValueError (a stream is never read into memory without a bound).
+    over to later events, as the spec says. An event longer than ``max_event_bytes`` (its
+    data lines, a newline each, and the line being read: a line without an end too) raises
+    :class:`ReplyTooLarge` as soon as the bytes read pass it: a stream is never read into
+    memory without a bound. Linear in the bytes read: a line that spans chunks is joined
+    once, when it ends (its chunks are searched for a line end twice at most).
     """
-    buffer = b""
+    parts: list[bytes] = []  # the start of a line that has not ended yet (chunks, in order)
+    partial = 0  # their bytes
     event_id: str | None = None
     kind = ""
     data_lines: list[bytes] = []
     retry: int | None = None
-    pending = 0  # bytes of the event being read
+    pending = 0  # bytes of the event being read (its data lines, a newline each)
     async for chunk in chunks:
-        buffer = buffer + chunk if buffer else chunk
+        if parts:
+            parts.append(chunk)
+            partial += len(chunk)
+            if b"\n" not in chunk:  # the line goes on: kept, not copied
+                if partial + pending > max_event_bytes:
+                    raise ReplyTooLarge("an SSE event", "max_reply_bytes", max_event_bytes)
+                continue
+            buffer = b"".join(parts)
+            parts, partial = [], 0
+        else:
+            buffer = chunk
         start = 0
         while True:
             end = buffer.find(b"\n", start)
@@ -176,14 +243,15 @@ async def parse_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[SseEvent]:
                 value = value[1:]
             if name == b"data":
                 data_lines.append(value)
-                pending += len(value)
+                pending += len(value) + 1
             elif name == b"event":
                 kind = value.decode("utf-8", "replace")
             elif name == b"id":
                 event_id = value.decode("utf-8", "replace")
             elif name == b"retry" and value.isdigit():
                 retry = int(value)
-        buffer = buffer[start:]
-        if len(buffer) + pending > MAX_EVENT_BYTES:
-            raise ValueError(f"an SSE event longer than {MAX_EVENT_BYTES} bytes")
-
+        if start < len(buffer):
+            rest = buffer[start:]
+            parts, partial = [rest], len(rest)
+        if partial + pending > max_event_bytes:
+            raise ReplyTooLarge("an SSE event", "max_reply_bytes", max_event_bytes)

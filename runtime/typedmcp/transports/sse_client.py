@@ -25,7 +25,7 @@ from ..protocol.client import ClientSession
 from ..protocol.errors import AuthRequired, HttpError
 from .http_client import HttpAuth, ResponseLost, authorized_request, open_client, with_bearer
 from .http_headers import CALL_HEADERS
-from .http_wire import BrokenReply, HttpOptions, SseEvent
+from .http_wire import BrokenReply, HttpOptions, ReplyTooLarge, SseEvent
 
 if TYPE_CHECKING:
     import aiohttp
@@ -128,6 +128,8 @@ class SseClientTransport:
                 logger.debug("ignored an SSE %r event", event.kind)
         except BrokenReply as error:
             self.closed_reason = f"the HTTP+SSE stream of {self.url} broke off ({error})"
+        except ReplyTooLarge as error:
+            self.closed_reason = f"the HTTP+SSE stream of {self.url} was closed: {error}"
         return None
 
     async def send(self, data: bytes) -> None:
