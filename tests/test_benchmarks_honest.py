@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from typedmcp.engine.jsonrpc import Engine
+from typedmcp.engine.jsonrpc import DEFAULT_MAX_IN_FLIGHT, Engine
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -71,7 +71,8 @@ def test_the_generator_s_runtime_path_takes_what_the_engine_s_fast_path_takes(
             started.append(method)
 
     engine = Recorder.__new__(Recorder)
-    engine._incoming = {}
+    engine._incoming, engine._reserved, engine.lane = {}, 0, None
+    engine.max_in_flight = DEFAULT_MAX_IN_FLIGHT
     taken_by_engine = engine._receive_now(line) and bool(started)
     receive = benchmarks["bench_generator"].runtime_paths()["call"]
     try:

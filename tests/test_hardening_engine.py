@@ -397,6 +397,7 @@ NOT_FROM_A_PEER = {
     "host/config.py": "the host's own configuration file",
     "auth/dpop.py": "the public JWK of the client's own DPoP key, as PyJWT writes it",
     "testing.py": "the server options a test's own process passes its stdio server child",
+    "cli/install.py": "the user's own desktop-client configuration file it adds an entry to",
 }
 
 

@@ -61,7 +61,8 @@ runtime = sorted(
     info.name for info in pkgutil.walk_packages(typedmcp.__path__, "typedmcp.")
 )
 for name in runtime:
-    importlib.import_module(name)
+    if not name.endswith(".__main__"):  # a command's entry point runs it: imported by its package
+        importlib.import_module(name)
 
 import mcp_generated
 
