@@ -89,8 +89,8 @@ def test_wheel_ships_templates_pins_and_only_the_generator(wheel: Path) -> None:
     assert not any(n.startswith(("typedmcp/", "mcp_generated/")) for n in names)
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
     metadata = metadata_of(wheel)
-    assert "Requires-Dist: typedmcp==0.3.0" in metadata
-    assert "Version: 0.3.0" in metadata
+    assert "Requires-Dist: typedmcp==0.4.0" in metadata
+    assert "Version: 0.4.0" in metadata
 
 
 def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_wheel: Path) -> None:
@@ -106,7 +106,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         assert f"mcp_generated/{revision}/dispatch.py" in names
     assert not any(n.startswith(("typedmcp_codegen/", "tests/", "benchmarks/")) for n in names)
     metadata = metadata_of(runtime_wheel)
-    assert "Name: typedmcp" in metadata and "Version: 0.3.0" in metadata
+    assert "Name: typedmcp" in metadata and "Version: 0.4.0" in metadata
     assert "License-Expression: MIT AND Apache-2.0" in metadata
     assert "License-File: LICENSE" in metadata and "License-File: SCHEMA-LICENSE" in metadata
     (dist_info,) = {n.split("/")[0] for n in names if ".dist-info/" in n}
@@ -194,7 +194,7 @@ def test_an_old_checkouts_file_list_adds_nothing_to_the_runtimes_sdist(tmp_path:
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
     assert not any("/../" in name or "/generated/" in name for name in names)
-    assert names.count("typedmcp-0.3.0/mcp_generated/__init__.py") == 1
+    assert names.count("typedmcp-0.4.0/mcp_generated/__init__.py") == 1
 
 
 def test_the_sdists_build_wheels_that_install_alone_in_a_fresh_venv(
@@ -203,7 +203,7 @@ def test_the_sdists_build_wheels_that_install_alone_in_a_fresh_venv(
     """Both sdists hold what their wheels need (the runtime's, the generated packages, as
     files); the wheels built from them install by name from a folder of wheels into a fresh
     venv with no checkout on its path, their dependencies met by what is installed (pip
-    reads the metadata: the generator's ``typedmcp==0.3.0`` is the runtime's wheel), then
+    reads the metadata: the generator's ``typedmcp==0.4.0`` is the runtime's wheel), then
     import and generate offline: no schema dir, no cache, no network."""
     (generator_sdist, _), (runtime_sdist, _) = generator_dists, runtime_dists
     with tarfile.open(runtime_sdist) as archive:
@@ -227,7 +227,7 @@ def test_the_sdists_build_wheels_that_install_alone_in_a_fresh_venv(
     venv = fresh_venv(tmp_path / "venv", tmp_path / "borrowed")
     installed = venv.pip_install("--find-links", str(wheels), "typedmcp-codegen")
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    assert "Successfully installed typedmcp-0.3.0 typedmcp-codegen-0.3.0" in installed.stdout
+    assert "Successfully installed typedmcp-0.4.0 typedmcp-codegen-0.4.0" in installed.stdout
     python, site, environment = venv.python, venv.site, clean_environment()
 
     environment.update(MCP_CODEGEN_OFFLINE="1", MCP_CODEGEN_CACHE_DIR=str(tmp_path / "cache"))

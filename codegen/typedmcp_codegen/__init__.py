@@ -7,4 +7,4 @@ generator never imports. Importing this package itself stays free of generator
 dependencies.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 #: Public name -> the module (under typedmcp) that defines it.
 _EXPORTS: dict[str, str] = {

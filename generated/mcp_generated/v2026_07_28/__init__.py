@@ -23,7 +23,7 @@ SCHEMA_SHA256: Final = (
 )
 SUBMODULES: Final = ("client", "dispatch", "models", "server")
 # What wrote this package, and the runtime interface its code uses: checked at import.
-GENERATOR_VERSION: Final = "0.3.0"
+GENERATOR_VERSION: Final = "0.4.0"
 RUNTIME_INTERFACE: Final = 2
 
 __all__ = [

@@ -28,7 +28,7 @@ SCHEMA_SHA256: Final = (
 CORE_REVISION: Final[str | None] = "2026-07-28"
 SUBMODULES: Final = ("dispatch", "models")
 # What wrote this package, and the runtime interface its code uses: checked at import.
-GENERATOR_VERSION: Final = "0.3.0"
+GENERATOR_VERSION: Final = "0.4.0"
 RUNTIME_INTERFACE: Final = 2
 
 __all__ = [
