@@ -39,6 +39,7 @@ from ..protocol.errors import HttpError
 from ..protocol.results import to_wire
 from .config import ConfigError, describe_keys
 from .core import Host, parse_address
+from .discovery import EXPOSE_MODES
 from .errors import HostError, InvalidArguments, UnknownTool
 from .supervisor import describe_error
 
@@ -233,7 +234,8 @@ async def _serve(host: Host, args: argparse.Namespace) -> int:
     address, port = parse_address(args.http)
 
     def listening(bound: int) -> None:
-        _say(f"serving {len(ready)} server(s) at http://{address}:{bound}/mcp")
+        mode = "" if host.expose == "tools" else f" in {host.expose} mode"
+        _say(f"serving {len(ready)} server(s){mode} at http://{address}:{bound}/mcp")
 
     from .gateway import serve_http
 
@@ -273,6 +275,11 @@ def parser() -> argparse.ArgumentParser:
     where = serve.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", action="store_true", help="on stdin/stdout")
     where.add_argument("--http", metavar="HOST:PORT", help="Streamable HTTP at http://HOST:PORT/mcp")
+    serve.add_argument(
+        "--expose", choices=EXPOSE_MODES, default=None,
+        help="what clients see: tools (every tool, the default) or search (three tools: "
+        "search_tools, describe_tools, call_tool); default: the file's host.expose",
+    )
     tools = commands.add_parser(
         "tools", help="write one typed tools package per server (needs typedmcp-codegen)",
         description="Write DIR/<server name as an identifier>/, a typed package of each enabled "
@@ -322,7 +329,7 @@ async def run(args: argparse.Namespace) -> int:
         _say(str(error))  # it names the file
         return BAD_INPUT
     if args.command == "serve":  # the gateway forwards its client's sampling/elicitation
-        host = Host(host.config, client_requests=("sampling", "elicitation"))
+        host = Host(host.config, client_requests=("sampling", "elicitation"), expose=args.expose)
     try:  # each command starts the servers it needs
         return await COMMANDS[args.command](host, args)
     finally:

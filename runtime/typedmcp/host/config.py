@@ -64,6 +64,7 @@ HOST_KEYS = {
     "separator": "between prefix and name (default __)",
     "prefixTools": "always (default) or collisions",
     "maxBackoff": "longest wait between restarts, seconds (default 30)",
+    "expose": "what the gateway serves: tools (default: every tool) or search (search_tools, describe_tools, call_tool)",
 }
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -150,6 +151,7 @@ class HostConfig:
     separator: str = "__"
     prefix_tools: str = "always"
     max_backoff: float = 30.0
+    expose: str = "tools"
 
 
 def expand(value: str, server: str, key: str, environ: Mapping[str, str]) -> str:
@@ -337,6 +339,13 @@ def parse_config(raw: Any, environ: Mapping[str, str] | None = None, *, file: bo
         options["prefix_tools"] = host_raw["prefixTools"]
     if "maxBackoff" in host_raw:
         options["max_backoff"] = _seconds(host_raw["maxBackoff"], "", "host.maxBackoff")
+    if "expose" in host_raw:
+        from .discovery import check_expose
+
+        try:
+            options["expose"] = check_expose(host_raw["expose"], "host.expose")
+        except ValueError as error:
+            raise ConfigError(str(error).removeprefix("host.expose: ").removeprefix("host.expose "), key="host.expose") from None
     servers = {str(name): parse_server(str(name), entry, environ) for name, entry in servers_raw.items()}
     return HostConfig(servers=servers, **options)
 
