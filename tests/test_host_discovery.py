@@ -27,6 +27,8 @@ from test_host_gateway_modern import url
 from test_hardening_stateless import PRM, answer, call
 
 from typedmcp.auth.bearer import BearerAuth
+from typedmcp.connecting import connect_stdio
+from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.host import ConfigError, Host, ToolEntry, UnknownTool, parse_config
 from typedmcp.host.discovery import SearchIndex, ToolMatch, words
 from typedmcp.protocol.access import AccessPolicy, requires
@@ -325,3 +327,21 @@ def test_mcp_host_serve_refuses_an_unknown_expose_mode(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "argument --expose: invalid choice: 'all'" in done.stderr and "search" in done.stderr
+
+
+async def test_over_stdio_a_direct_call_of_a_hidden_tool_does_not_pass_through(reaper: Any, tmp_path: Path) -> None:
+    """``mcp-host serve --stdio`` relays routed calls without the usual path (``fastpath``);
+    in search mode nothing but the three tools is served, so nothing passes through."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(catalog()))
+    command = [sys.executable, "-m", "typedmcp.host.cli", "serve", "--config", str(config), "--stdio",
+               "--expose", "search"]
+    async with connect_stdio(command, cwd=str(REPO)) as client:
+        assert client.session.era == "stateless"
+        with anyio.fail_after(LIMIT):
+            listed = await client.list_tools()
+            assert [tool.name for tool in listed.tools] == SEARCH_TOOLS
+            with pytest.raises(RpcError, match="Unknown tool: 'fix__echo'"):
+                await client.call_tool(name="fix__echo", arguments={"text": "direct"})
+            routed = await client.call_tool(name="call_tool", arguments={"name": "fix__echo", "arguments": {"text": "x"}})
+            assert json.loads(text_of(routed)) == {"text": "x"}

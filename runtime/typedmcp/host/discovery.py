@@ -53,6 +53,10 @@ MAX_DESCRIBE = 50
 FIELD_WEIGHTS = (("name", 3), ("title", 2), ("description", 1), ("arguments", 1))
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[a-z0-9]+")
+#: words too common to tell tools apart (left out of documents and queries)
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from in is it its of on or the this to with my me i".split()
+)
 
 
 def check_expose(value: Any, where: str = "expose") -> str:
@@ -69,9 +73,12 @@ def check_expose(value: Any, where: str = "expose") -> str:
 
 def words(text: str) -> list[str]:
     """The search terms of ``text``: camelCase, snake_case and ``server__tool`` split,
-    lower case, a plural's ``s`` dropped (``notes`` finds ``add_note``)."""
+    lower case, a plural's ``s`` dropped (``notes`` finds ``add_note``), without
+    :data:`STOP_WORDS`."""
     terms = []
     for word in _WORD.findall(_CAMEL.sub(" ", text).lower()):
+        if word in STOP_WORDS:
+            continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
         terms.append(word)
@@ -140,19 +147,20 @@ class SearchIndex:
             term: math.log(1 + (total - len(found) + 0.5) / (len(found) + 0.5))
             for term, found in self.postings.items()
         }
+        #: each tool's length normalisation, k1 * (1 - b + b * length / average length)
+        self.norms = [self.k1 * (1 - self.b + self.b * length / self.average) for length in self.lengths]
 
     def rank(self, query: str, keep: Callable[[ToolEntry], bool] | None = None) -> list[tuple[ToolEntry, float]]:
         """Every tool matching a word of ``query`` that ``keep`` keeps, best first (ties
         by name)."""
         scores: dict[int, float] = {}
-        k1, b, average = self.k1, self.b, self.average
+        boost, norms = self.k1 + 1, self.norms
         for term in dict.fromkeys(words(query)):
             idf = self.idf.get(term)
             if idf is None:
                 continue
             for number, count in self.postings[term]:
-                norm = k1 * (1 - b + b * self.lengths[number] / average)
-                scores[number] = scores.get(number, 0.0) + idf * count * (k1 + 1) / (count + norm)
+                scores[number] = scores.get(number, 0.0) + idf * count * boost / (count + norms[number])
         ranked = [(self.entries[n], score) for n, score in scores.items()]
         if keep is not None:
             ranked = [(entry, score) for entry, score in ranked if keep(entry)]
