@@ -59,10 +59,12 @@ def catalog(**host: Any) -> dict[str, Any]:
     }
 
 
-def entry(name: str, description: str = "", **properties: Any) -> ToolEntry:
+def entry(name: str, description: str = "", title: str | None = None, **properties: Any) -> ToolEntry:
     server, _, tool = name.partition("__")
     definition = {"name": tool, "description": description,
                   "inputSchema": {"type": "object", "properties": properties}}
+    if title is not None:
+        definition["title"] = title
     return ToolEntry(name, server, tool, definition)
 
 
@@ -88,6 +90,8 @@ def test_the_index_ranks_by_name_then_description_then_arguments() -> None:
     assert [e.name for e, _ in index.rank("city")] == ["weather__current"]  # an argument's name
     assert [e.name for e, _ in index.rank("subject")] == ["mail__send"]
     assert index.rank("nothing matches this") == []
+    weighted = SearchIndex([entry("x__alpha", "one two", title="Note"), entry("a__beta", "note one")])
+    assert [e.name for e, _ in weighted.rank("note")] == ["x__alpha", "a__beta"]  # a title says more
     kept = index.rank("note", keep=lambda e: e.name != "notes__add_note")
     assert [e.name for e, _ in kept] == ["notes__search_notes"]
 

@@ -55,7 +55,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[a-z0-9]+")
 #: words too common to tell tools apart (left out of documents and queries)
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from in is it its of on or the this to with my me i".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "its", "of", "on", "or", "the", "this", "to", "with", "my", "me", "i"]
 )
 
 
