@@ -30,7 +30,8 @@ from typedmcp.auth.bearer import BearerAuth
 from typedmcp.connecting import connect_stdio
 from typedmcp.engine.jsonrpc import RpcError
 from typedmcp.host import ConfigError, Host, ToolEntry, UnknownTool, parse_config
-from typedmcp.host.discovery import SearchIndex, ToolMatch, words
+from typedmcp.host import ToolMatch
+from typedmcp.host.discovery import SearchIndex, words
 from typedmcp.protocol.access import AccessPolicy, requires
 
 __all__ = ["reaper"]

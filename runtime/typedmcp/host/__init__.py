@@ -7,6 +7,7 @@ refresh on changes, survive failures, and serve everything as one gateway server
 from .changes import Change, ChangeStream
 from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
 from .core import Host
+from .discovery import Discovery, ToolMatch
 from .errors import HostError, InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .naming import NamingRule, valid_function_name
 from .registry import PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry
@@ -15,6 +16,7 @@ __all__ = [
     "Change",
     "ChangeStream",
     "ConfigError",
+    "Discovery",
     "Host",
     "HostConfig",
     "HostError",
@@ -28,6 +30,7 @@ __all__ = [
     "ServerUnavailable",
     "TemplateEntry",
     "ToolEntry",
+    "ToolMatch",
     "UnknownTool",
     "load_config",
     "parse_config",
