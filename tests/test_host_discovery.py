@@ -29,9 +29,7 @@ from test_hardening_stateless import PRM, answer, call
 from typedmcp.auth.bearer import BearerAuth
 from typedmcp.connecting import connect_stdio
 from typedmcp.engine.jsonrpc import RpcError
-from typedmcp.host import ConfigError, Host, ToolEntry, UnknownTool, parse_config
-from typedmcp.host import ToolMatch
-from typedmcp.host.discovery import SearchIndex, words
+from typedmcp.host import ConfigError, Host, ToolMatch, UnknownTool, parse_config
 from typedmcp.protocol.access import AccessPolicy, requires
 
 __all__ = ["reaper"]
@@ -58,43 +56,6 @@ def catalog(**host: Any) -> dict[str, Any]:
             "fix": fixture(denyTools=["hang"]),
         },
     }
-
-
-def entry(name: str, description: str = "", title: str | None = None, **properties: Any) -> ToolEntry:
-    server, _, tool = name.partition("__")
-    definition = {"name": tool, "description": description,
-                  "inputSchema": {"type": "object", "properties": properties}}
-    if title is not None:
-        definition["title"] = title
-    return ToolEntry(name, server, tool, definition)
-
-
-# -- ranking --------------------------------------------------------------------------------------
-
-
-def test_words_split_names_and_fold_plurals() -> None:
-    assert words("notes__addNote") == ["note", "add", "note"]
-    assert words("get_current-weather, CITY!") == ["get", "current", "weather", "city"]
-    assert words("class access") == ["class", "access"]  # "ss" is no plural
-
-
-def test_the_index_ranks_by_name_then_description_then_arguments() -> None:
-    index = SearchIndex([
-        entry("files__read_file", "Read a file from disk", path={}),
-        entry("notes__add_note", "Add a note", title={}, body={}),
-        entry("notes__search_notes", "Find notes whose title contains the query", query={}),
-        entry("weather__current", "Current weather for a city", city={}),
-        entry("mail__send", "Send an e-mail", subject={}, to={}),
-    ])
-    assert [e.name for e, _ in index.rank("add a note")][:2] == ["notes__add_note", "notes__search_notes"]
-    assert [e.name for e, _ in index.rank("weather in Oslo")] == ["weather__current"]
-    assert [e.name for e, _ in index.rank("city")] == ["weather__current"]  # an argument's name
-    assert [e.name for e, _ in index.rank("subject")] == ["mail__send"]
-    assert index.rank("nothing matches this") == []
-    weighted = SearchIndex([entry("x__alpha", "one two", title="Note"), entry("a__beta", "note one")])
-    assert [e.name for e, _ in weighted.rank("note")] == ["x__alpha", "a__beta"]  # a title says more
-    kept = index.rank("note", keep=lambda e: e.name != "notes__add_note")
-    assert [e.name for e, _ in kept] == ["notes__search_notes"]
 
 
 # -- host.discovery() -----------------------------------------------------------------------------

@@ -41,6 +41,8 @@ COVERED = {
     "runtime/typedmcp/transports/http_auth.py",
     "runtime/typedmcp/protocol/middleware_builtin.py",
     "runtime/typedmcp/state/rate_limit.py",
+    # search mode: what a caller may find, describe and call (issue 32)
+    "runtime/typedmcp/host/discovery.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,
