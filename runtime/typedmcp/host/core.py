@@ -29,6 +29,7 @@ from ..protocol.skills_client import SkillsClient
 from .apps import model_visible, ui_resource_for_tool
 from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
+from .codemode import CodeLimits, CodeMode
 from .discovery import Discovery, SearchIndex, check_expose
 from .errors import InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .handlers import Forward, handler_class
@@ -262,6 +263,12 @@ class Host:
         running its own model loop: ``host.discovery().search("add a note")`` ->
         ``list[ToolMatch]``; ``describe(names)`` -> the full definitions."""
         return Discovery(self)
+
+    def code_mode(self, limits: CodeLimits | None = None) -> CodeMode:
+        """Run programs against the tools as a typed API (``await host.code_mode().run(code)``
+        -> :class:`~.codemode.CodeResult`): type-checked against the tools' signatures,
+        then run in a ``pydantic-monty`` sandbox within ``limits`` (the ``codemode`` extra)."""
+        return CodeMode(self, limits)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Per server: state, era, revision, transport, last error, restarts."""
