@@ -38,11 +38,10 @@ from ..engine.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from ..protocol.access import AccessPolicy
 from ..protocol.origin import request_origin
 from ..protocol.stubs import ToolError
+from .config import EXPOSE_MODES, check_expose
 from .errors import UnknownTool
 from .registry import Registry, ToolEntry
 
-#: What a host or gateway can expose; ``code`` is the next step of issue 32 (not served yet).
-EXPOSE_MODES = ("tools", "search")
 SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL = "search_tools", "describe_tools", "call_tool"
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -57,18 +56,6 @@ _WORD = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(
     ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "its", "of", "on", "or", "the", "this", "to", "with", "my", "me", "i"]
 )
-
-
-def check_expose(value: Any, where: str = "expose") -> str:
-    """``value`` if it is an expose mode; else a ValueError naming the accepted ones."""
-    if value in EXPOSE_MODES:
-        return str(value)
-    if value == "code":
-        raise ValueError(
-            f"{where}: code mode is not available yet (issue 32, in progress); use "
-            f"{' or '.join(repr(m) for m in EXPOSE_MODES)}"
-        )
-    raise ValueError(f"{where} must be one of {', '.join(repr(m) for m in EXPOSE_MODES)}, not {value!r}")
 
 
 def words(text: str) -> list[str]:
