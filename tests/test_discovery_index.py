@@ -261,3 +261,52 @@ def test_call_tool_refuses_what_the_principal_may_not_call() -> None:
     assert answer["structuredContent"] == {"tools": []}
     _, routed = serve(standin(*CATALOG), "call_tool", {"name": "mail__send"}, guarded)  # no principal
     assert len(routed) == 1
+
+
+# -- the figures, against the Okapi BM25 formula written out -------------------------------------
+
+
+def test_scores_are_okapi_bm25_of_the_weighted_fields() -> None:
+    import math
+
+    first = entry("pp__xx", "apple")  # pp x3, xx x6 (exported and original name), apple x1: length 10
+    second = entry("qq__yy", "apple banana banana")  # qq x3, yy x6, apple x1, banana x2: length 12
+    index = SearchIndex([first, second])
+    average, k1, b = 11.0, 1.5, 0.75
+
+    def part(idf: float, count: int, length: int) -> float:
+        return idf * count * (k1 + 1) / (count + k1 * (1 - b + b * length / average))
+
+    banana = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))
+    apple = math.log(1 + (2 - 2 + 0.5) / (2 + 0.5))
+    assert index.rank("banana") == [(second, pytest.approx(part(banana, 2, 12)))]
+    assert index.rank("apple") == [(first, pytest.approx(part(apple, 1, 10))),
+                                   (second, pytest.approx(part(apple, 1, 12)))]
+    xx = math.log(1 + 1.5 / 1.5)
+    assert index.rank("xx apple") == [(first, pytest.approx(part(xx, 6, 10) + part(apple, 1, 10))),
+                                      (second, pytest.approx(part(apple, 1, 12)))]
+    assert index.rank("zzz banana") == index.rank("banana")  # an unknown word is skipped, not the end
+    found = Discovery(standin(first, second)).search("banana")
+    assert found[0].score == round(part(banana, 2, 12), 4)
+
+
+def test_plurals_fold_from_four_letters() -> None:
+    assert words("gas bus apps class") == ["gas", "bus", "app", "class"]
+
+
+def test_a_tool_without_description_matches_with_an_empty_line() -> None:
+    bare = ToolEntry("s__bare", "s", "bare", {"name": "bare", "inputSchema": {"type": "object"}})
+    (match,) = Discovery(standin(bare)).search("bare")
+    assert match.description == "" and match.title is None
+
+
+def test_errors_name_the_first_wrong_item() -> None:
+    with pytest.raises(UnknownTool, match="'bad1'"):
+        Discovery(standin(*CATALOG)).describe(["bad1", "mail__send", "bad2"])
+    with pytest.raises(ToolError, match="unknown argument 'a' "):
+        serve(standin(*CATALOG), "search_tools", {"query": "x", "b": 1, "a": 2})
+
+
+def test_a_principal_without_a_policy_calls_anything() -> None:
+    _, routed = serve(standin(*CATALOG), "call_tool", {"name": "mail__send"}, Handlers(), {"scopes": ""})
+    assert len(routed) == 1
