@@ -43,6 +43,8 @@ COVERED = {
     "runtime/typedmcp/state/rate_limit.py",
     # search mode: what a caller may find, describe and call (issue 32)
     "runtime/typedmcp/host/discovery.py",
+    # code mode: the stubs the code is type-checked against (issue 32)
+    "runtime/typedmcp/host/codemode/stubs.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,
