@@ -144,3 +144,20 @@ async def test_empty_code_is_refused(host: Host) -> None:
     with pytest.raises(ValueError, match="code must be the text of a Python program"):
         await host.code_mode().run("  \n")
 
+
+
+async def test_the_limits_are_the_configured_ones(host: Host) -> None:
+    """Just under a limit runs, just over it is refused (so the sandbox enforces the figures
+    of CodeLimits, not others)."""
+    recurse = "def f(n: int) -> int:\n    return n if n >= {depth} else f(n + 1)\nf(0)"
+    assert (await host.code_mode(QUICK).run(recurse.format(depth=80))).value == 80
+    assert (await host.code_mode(QUICK).run(recurse.format(depth=150))).kind == "limit"
+    assert (await host.code_mode(CodeLimits(recursion_depth=200)).run(recurse.format(depth=150))).value == 150
+    calls = "import tools\nfor i in range({n}):\n    await tools.fix_echo(text='a')\n'done'"
+    five = await host.code_mode(QUICK).run(calls.format(n=5))
+    assert five.ok and five.tool_calls == 5
+    six = await host.code_mode(QUICK).run(calls.format(n=6))
+    assert six.kind == "limit" and six.tool_calls == 5
+    spin = "n = 0\nwhile n < {n}:\n    n += 1\nn"
+    assert (await host.code_mode(QUICK).run(spin.format(n=1000))).value == 1000
+    assert (await host.code_mode(CodeLimits(seconds=0.2)).run(spin.format(n=10**9))).kind == "limit"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from typedmcp.host.codemode import CodeLimits, function_names, python_name, write_stubs
-from typedmcp.host.codemode.stubs import _union
+from typedmcp.host.codemode.stubs import _members, _union, _Writer
 
 
 # -- names and types ----------------------------------------------------------------------------------------
@@ -101,3 +101,90 @@ def test_unions_are_flat_and_keep_nested_and_quoted_bars() -> None:
     assert _union(["list[int | None]", "None", "int"]) == "list[int | None] | None | int"
     assert _union(['Literal["a | b"]', "b"]) == 'Literal["a | b"] | b'
     assert _union(["int", "Any"]) == "Any"
+
+
+# -- the corners: recursion depth, literals, fallbacks ----------------------------------------------
+
+
+RECURSIVE = {"$defs": {
+    "L": {"type": "array", "items": {"$ref": "#/$defs/L"}},
+    "U": {"anyOf": [{"type": "array", "items": {"$ref": "#/$defs/U"}}, {"type": "null"}]},
+    "T": {"type": ["array", "null"], "items": {"$ref": "#/$defs/T"}},
+    "M": {"type": "object", "additionalProperties": {"$ref": "#/$defs/M"}},
+    "N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}, "required": ["next"]},
+}}
+
+
+@pytest.mark.parametrize(("name", "annotation"), [
+    ("L", "list[" * 9 + "Any" + "]" * 9),  # each level one deeper, nine levels (MAX_DEPTH 8) then Any
+    ("U", "list[list[list[list[Any] | None] | None] | None] | None"),  # anyOf and items: two a level
+    ("T", "list[list[list[list[Any] | None] | None] | None] | None"),  # a type list and items: two
+    ("M", "dict[str, " * 9 + "Any" + "]" * 9),
+])
+def test_a_recursive_schema_ends_in_any_at_the_depth_limit(name: str, annotation: str) -> None:
+    writer = _Writer(RECURSIVE, set())
+    assert writer.annotation({"$ref": f"#/$defs/{name}"}, name) == annotation
+
+
+def test_a_recursive_object_is_a_chain_of_classes_ending_in_any() -> None:
+    writer = _Writer(RECURSIVE, set())
+    assert writer.annotation({"$ref": "#/$defs/N"}, "N") == "N"
+    assert writer.classes[0] == "class " + "N" + "Next" * 8 + ":\n    next: Any"
+    assert writer.classes[-1] == "class N:\n    next: NNext"
+    assert len(writer.classes) == 9
+
+
+@pytest.mark.parametrize(("schema", "annotation"), [
+    ({"const": None}, "Literal[None]"),
+    ({"const": True}, "Literal[True]"),
+    ({"const": "a\"b"}, 'Literal["a\\"b"]'),
+    ({"enum": [1, "a", None, False]}, 'Literal[1, "a", None, False]'),
+    ({"const": 1.5}, "Any"),  # not a Literal value
+    ({"const": {"a": 1}}, "Any"),
+    ({"enum": []}, "Any"),
+    ({"enum": [1, {"a": 1}], "type": "integer"}, "int"),
+    ({"anyOf": [], "type": "string"}, "str"),
+    ({"oneOf": [{"type": "integer"}, {"type": "string"}]}, "int | str"),
+    ({"type": "object", "properties": {}}, "dict[str, Any]"),
+    ({"type": "object", "properties": {"a-b": {}}}, "dict[str, Any]"),
+    ({"type": "object", "properties": "no"}, "dict[str, Any]"),
+    ({"type": "object", "additionalProperties": True}, "dict[str, Any]"),
+    ({"$ref": "#/$defs/Missing"}, "Any"),
+    ({"$ref": "https://example.com/schema"}, "Any"),
+    (True, "Any"),
+    ({"type": "blob"}, "Any"),
+])
+def test_json_schema_corners(schema: Any, annotation: str) -> None:
+    assert _Writer({}, set()).annotation(schema, "P") == annotation
+
+
+def test_nested_class_names_that_meet_get_an_underscore() -> None:
+    writer = _Writer({}, set())
+    schema = {"type": "object", "properties": {
+        "x_y": {"type": "object", "properties": {"a": {"type": "integer"}}},
+        "x": {"type": "object", "properties": {"y": {"type": "object", "properties": {"b": {"type": "string"}}}}},
+    }}
+    assert writer.annotation(schema, "T") == "T"
+    assert "class TXY:\n    a: int | None" in writer.classes
+    assert "class TXY_:\n    b: str | None" in writer.classes
+
+
+def test_two_tools_on_one_name() -> None:
+    names = function_names(["a-b", "a_b"])
+    assert names["a_b"] == "a_b" and names["a-b"].startswith("a_b_") and len(names["a-b"]) == 12
+
+
+def test_only_a_marked_wrapper_is_unwrapped() -> None:
+    result = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+    unmarked = write_stubs({"s__n": {"name": "n", "outputSchema": result}})[1]["s_n"]
+    assert not unmarked.unwrap
+    fastmcp = write_stubs({"s__n": {"name": "n", "outputSchema": {**result, "x-fastmcp-wrap-result": True}}})
+    assert fastmcp[1]["s_n"].unwrap and "async def s_n() -> int:" in fastmcp[0]
+    no_result = {"type": "object", "properties": {"other": {}}, "x-typedmcp-wrapped": True}
+    assert not write_stubs({"s__n": {"name": "n", "outputSchema": no_result}})[1]["s_n"].unwrap
+
+
+def test_union_members_split_outside_strings_only() -> None:
+    assert _members('Literal["a\\" | b"] | c') == ['Literal["a\\" | b"]', "c"]
+    assert _members('"a | b" | c') == ['"a | b"', "c"]
+    assert _members("dict[str, int | None] | list[str | int]") == ["dict[str, int | None]", "list[str | int]"]

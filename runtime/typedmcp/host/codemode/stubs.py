@@ -107,10 +107,10 @@ class _Writer:
         if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
             return "Any"
         if "const" in schema:
-            return f"Literal[{json.dumps(schema['const'])}]" if _literal(schema["const"]) else "Any"
+            return f"Literal[{_python(schema['const'])}]" if _literal(schema["const"]) else "Any"
         enum = schema.get("enum")
         if isinstance(enum, list) and enum and all(_literal(v) for v in enum):
-            return f"Literal[{', '.join(json.dumps(v) for v in enum)}]"
+            return f"Literal[{', '.join(_python(v) for v in enum)}]"
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if isinstance(options, list) and options:
@@ -149,7 +149,13 @@ class _Writer:
 
 
 def _literal(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool))
+    """Whether ``value`` may be in a ``Literal[...]`` (floats may not)."""
+    return value is None or isinstance(value, (str, int, bool))
+
+
+def _python(value: Any) -> str:
+    """A literal's Python text: a string in double quotes (JSON's escapes are Python's)."""
+    return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
 def _identifier(name: str) -> bool:
@@ -235,7 +241,7 @@ def write_stubs(definitions: Mapping[str, Mapping[str, Any]]) -> tuple[str, dict
     """The ``tools`` module's stubs for ``definitions`` (exported name -> definition) and
     each tool's :class:`ToolStub`, by function name."""
     names = function_names(definitions)
-    taken = {"Any", "Literal"} | set(names.values())
+    taken: set[str] = set()  # class names (CamelCase: never a function's snake_case name)
     parts = [HEADER]
     stubs: dict[str, ToolStub] = {}
     for name in sorted(definitions, key=lambda n: names[n]):
