@@ -310,3 +310,48 @@ def test_errors_name_the_first_wrong_item() -> None:
 def test_a_principal_without_a_policy_calls_anything() -> None:
     _, routed = serve(standin(*CATALOG), "call_tool", {"name": "mail__send"}, Handlers(), {"scopes": ""})
     assert len(routed) == 1
+
+
+# -- an application's own tool loop: function definitions and Discovery.call ---------------------
+
+
+class CallingStandIn(StandIn):
+    """A stand-in that also runs tools: ``mail__send`` echoes, ``mail__fail`` is down."""
+
+    async def call_tool(self, name: str, arguments: Any, **options: Any) -> Any:
+        from typedmcp.host import ServerUnavailable
+
+        if name == "mail__fail":
+            raise ServerUnavailable("mail", "it is restarting")
+        return models.CallToolResult(content=[models.TextContent(text=f"{name} {arguments} {options}")])
+
+
+def calling() -> CallingStandIn:
+    return CallingStandIn(Registry(tools={e.name: e for e in (*CATALOG, entry("mail__fail", "Fail"))}))
+
+
+def test_the_three_tools_as_function_definitions() -> None:
+    openai = Discovery(standin()).function_definitions()
+    assert [f["function"]["name"] for f in openai] == ["search_tools", "describe_tools", "call_tool"]
+    assert openai[0]["type"] == "function"
+    assert openai[0]["function"]["parameters"]["required"] == ["query"]
+    anthropic = Discovery(standin()).function_definitions("anthropic")
+    assert anthropic[2]["name"] == "call_tool" and "input_schema" in anthropic[2]
+
+
+def test_discovery_call_answers_a_models_function_calls() -> None:
+    import asyncio
+
+    discovery = Discovery(calling())
+    found = asyncio.run(discovery.call("search_tools", {"query": "send"}))
+    assert found["structuredContent"]["tools"][0]["name"] == "mail__send"
+    ran = asyncio.run(discovery.call("call_tool", {"name": "mail__send", "arguments": {"to": "x"}}, timeout=3))
+    assert ran == {"content": [{"type": "text", "text": "mail__send {'to': 'x'} {'timeout': 3}"}]}
+    down = asyncio.run(discovery.call("call_tool", {"name": "mail__fail"}))
+    assert down == {"content": [{"type": "text", "text": "server 'mail' is unavailable: it is restarting"}],
+                    "isError": True}
+    mistake = asyncio.run(discovery.call("describe_tools", None))
+    assert mistake["isError"] is True
+    assert mistake["content"][0]["text"].startswith("describe_tools: names must")
+    other = asyncio.run(discovery.call("mail__send", {}))
+    assert other["isError"] is True and other["content"][0]["text"].startswith("Unknown tool: 'mail__send'")

@@ -37,10 +37,12 @@ from typing import Any
 from ..engine.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from ..protocol.access import AccessPolicy
 from ..protocol.origin import request_origin
+from ..protocol.results import to_wire
+from ..protocol.server import tool_error
 from ..protocol.stubs import ToolError
 from .config import EXPOSE_MODES, check_expose
-from .errors import UnknownTool
-from .registry import Registry, ToolEntry
+from .errors import HostError, UnknownTool
+from .registry import Registry, ToolEntry, function_definitions
 
 SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL = "search_tools", "describe_tools", "call_tool"
 DEFAULT_LIMIT = 10
@@ -216,6 +218,68 @@ class Discovery:
         return [tools[name].exported() for name in dict.fromkeys(names)]
 
 
+    def answer(self, name: str, arguments: Any) -> dict[str, Any] | tuple[str, dict[str, Any]]:
+        """A model's call of one of the three tools: the result of ``search_tools`` or
+        ``describe_tools`` (wire form), or, for ``call_tool``, the tool and arguments to
+        route. A mistake raises :class:`~typedmcp.protocol.stubs.ToolError` (for the model to
+        read); a tool the principal may not call, or a name that is none of the three,
+        :class:`~typedmcp.engine.jsonrpc.RpcError`."""
+        if name == SEARCH_TOOLS:
+            _only(arguments, ("query", "limit"), SEARCH_TOOLS)
+            try:
+                matches = self.search(arguments.get("query"), arguments.get("limit", DEFAULT_LIMIT))
+            except ValueError as error:
+                raise ToolError(f"search_tools: {error}") from None
+            return _structured({"tools": [match.wire() for match in matches]})
+        if name == DESCRIBE_TOOLS:
+            _only(arguments, ("names",), DESCRIBE_TOOLS)
+            try:
+                tools = self.describe(arguments.get("names"))
+            except UnknownTool as error:
+                raise ToolError(f"describe_tools: no tool named {error.name!r}; find tools with search_tools") from None
+            except ValueError as error:
+                raise ToolError(f"describe_tools: {error}") from None
+            return _structured({"tools": tools})
+        if name == CALL_TOOL:
+            _only(arguments, ("name", "arguments"), CALL_TOOL)
+            tool, inner = arguments.get("name"), arguments.get("arguments", {})
+            if not isinstance(tool, str) or not isinstance(inner, dict):
+                raise ToolError('call_tool takes {"name": "<a name from search_tools>", "arguments": {...}}')
+            if tool not in self.host.registry.tools:
+                raise ToolError(f"call_tool: no tool named {tool!r}; find tools with search_tools")
+            if self.policy is not None and self.principal is not None:
+                refusal = self.policy.refusal("tools/call", {"name": tool}, self.principal)
+                if refusal is not None:
+                    raise RpcError(INVALID_REQUEST, refusal.message, refusal.data)
+            return tool, inner
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Unknown tool: {name!r} (this gateway serves {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and "
+            f"{CALL_TOOL}: run a tool with call_tool)",
+        )
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+        """Run a model's call of one of the three tools (an application's own tool loop):
+        its result in wire form (``content``, ``structuredContent``, ``isError``); a mistake,
+        a refusal or a failed call is an error result the model can read. ``options`` go to
+        :meth:`Host.call_tool <typedmcp.host.Host.call_tool>` (``timeout``, ``progress``)."""
+        try:
+            answer = self.answer(name, {} if arguments is None else arguments)
+            if isinstance(answer, dict):
+                return answer
+            wire = to_wire(await self.host.call_tool(answer[0], answer[1], **options))
+        except (ToolError, RpcError, HostError) as error:
+            return tool_error(error.message if isinstance(error, RpcError) else str(error))
+        return wire if isinstance(wire, dict) else {"content": []}
+
+    def function_definitions(self, style: str = "openai") -> list[dict[str, Any]]:
+        """The three tools as function-calling definitions (``openai``, ``anthropic``,
+        ``gemini``: see :func:`~.registry.function_definitions`), to give a model in place of
+        ``host.function_definitions()``; answer its calls with :meth:`call`."""
+        entries = [ToolEntry(str(d["name"]), "", str(d["name"]), d) for d in SEARCH_DEFINITIONS]
+        return function_definitions(entries, style)
+
+
 def _title(entry: ToolEntry) -> str | None:
     title = _fields(entry)["title"]
     return title or None
@@ -329,43 +393,11 @@ def search_namespace(host: Any, routed: Routed) -> dict[str, Any]:
         return {"tools": SEARCH_DEFINITIONS}
 
     async def call_tool(self: Any, params: Any, ctx: Any) -> Any:
-        arguments = params.arguments or {}
-        if params.name == SEARCH_TOOLS:
-            _only(arguments, ("query", "limit"), SEARCH_TOOLS)
-            query: Any = arguments.get("query")
-            try:
-                matches = discovery(self).search(query, arguments.get("limit", DEFAULT_LIMIT))
-            except ValueError as error:
-                raise ToolError(f"search_tools: {error}") from None
-            return _structured({"tools": [match.wire() for match in matches]})
-        if params.name == DESCRIBE_TOOLS:
-            _only(arguments, ("names",), DESCRIBE_TOOLS)
-            names: Any = arguments.get("names")
-            try:
-                tools = discovery(self).describe(names)
-            except UnknownTool as error:
-                raise ToolError(f"describe_tools: no tool named {error.name!r}; find tools with search_tools") from None
-            except ValueError as error:
-                raise ToolError(f"describe_tools: {error}") from None
-            return _structured({"tools": tools})
-        if params.name == CALL_TOOL:
-            _only(arguments, ("name", "arguments"), CALL_TOOL)
-            name, inner = arguments.get("name"), arguments.get("arguments", {})
-            if not isinstance(name, str) or not isinstance(inner, dict):
-                raise ToolError('call_tool takes {"name": "<a name from search_tools>", "arguments": {...}}')
-            found = discovery(self)
-            if name not in host.registry.tools:
-                raise ToolError(f"call_tool: no tool named {name!r}; find tools with search_tools")
-            if found.policy is not None and found.principal is not None:
-                refusal = found.policy.refusal("tools/call", {"name": name}, found.principal)
-                if refusal is not None:
-                    raise RpcError(INVALID_REQUEST, refusal.message, refusal.data)
-            return await routed(self, params.model_copy(update={"name": name, "arguments": inner}), ctx)
-        raise RpcError(
-            INVALID_PARAMS,
-            f"Unknown tool: {params.name!r} (this gateway serves {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and "
-            f"{CALL_TOOL}: run a tool with call_tool)",
-        )
+        answer = discovery(self).answer(params.name, params.arguments or {})
+        if isinstance(answer, dict):
+            return answer
+        name, inner = answer
+        return await routed(self, params.model_copy(update={"name": name, "arguments": inner}), ctx)
 
     return {"list_tools": list_tools, "call_tool": call_tool}
 
