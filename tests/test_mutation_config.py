@@ -48,6 +48,10 @@ COVERED = {
     # what the gateway relays and the HTTP client reads from peers (issue 29)
     "runtime/typedmcp/host/splice.py",
     "runtime/typedmcp/transports/http_wire.py",
+    # search mode: what a caller may find, describe and call (issue 32)
+    "runtime/typedmcp/host/discovery.py",
+    # code mode: the stubs the code is type-checked against (issue 32)
+    "runtime/typedmcp/host/codemode/stubs.py",
 }
 
 #: The typed-tools layer and the tool-client generator's drift comparison (issue 23,

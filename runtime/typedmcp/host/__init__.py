@@ -8,6 +8,7 @@ one server in process as an ``McpApp`` (:func:`proxy_app`).
 from .changes import Change, ChangeStream
 from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
 from .core import Host
+from .discovery import Discovery, ToolMatch
 from .errors import HostError, InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .naming import NamingRule, valid_function_name
 from .proxy import ProxyApp, proxy_app
@@ -17,6 +18,7 @@ __all__ = [
     "Change",
     "ChangeStream",
     "ConfigError",
+    "Discovery",
     "Host",
     "HostConfig",
     "HostError",
@@ -31,6 +33,7 @@ __all__ = [
     "ServerUnavailable",
     "TemplateEntry",
     "ToolEntry",
+    "ToolMatch",
     "UnknownTool",
     "load_config",
     "parse_config",

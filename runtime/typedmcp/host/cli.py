@@ -44,6 +44,7 @@ from ..protocol.errors import HttpError
 from ..protocol.results import to_wire
 from .config import ConfigError, describe_keys
 from .core import Host, parse_address
+from .discovery import EXPOSE_MODES
 from .errors import HostError, InvalidArguments, UnknownTool
 from .supervisor import describe_error
 
@@ -301,7 +302,8 @@ async def _serve(host: Host, args: argparse.Namespace) -> int:
     address, port = parse_address(args.http)
 
     def listening(bound: int) -> None:
-        _say(f"serving {len(ready)} server(s) at http://{address}:{bound}/mcp")
+        mode = "" if host.expose == "tools" else f" in {host.expose} mode"
+        _say(f"serving {len(ready)} server(s){mode} at http://{address}:{bound}/mcp")
 
     from .gateway import serve_http
 
@@ -353,6 +355,11 @@ def parser() -> argparse.ArgumentParser:
         "--max-in-flight", type=_limit, default=DEFAULT_MAX_IN_FLIGHT, metavar="N",
         help="the most requests one connection or session runs at once; stdio stops reading "
         f"beyond, HTTP answers 429 (default {DEFAULT_MAX_IN_FLIGHT})")
+    serve.add_argument(
+        "--expose", choices=EXPOSE_MODES, default=None,
+        help="what clients see: tools (every tool, the default) or search (three tools: "
+        "search_tools, describe_tools, call_tool); default: the file's host.expose",
+    )
     tools = commands.add_parser(
         "tools", help="write one typed tools package per server (needs typedmcp-codegen)",
         description="Write DIR/<server name as an identifier>/, a typed package of each enabled "
@@ -410,7 +417,7 @@ async def run(args: argparse.Namespace) -> int:
         _say(str(error))  # it names the file
         return BAD_INPUT
     if args.command == "serve":  # the gateway forwards its client's sampling/elicitation
-        host = Host(host.config, client_requests=("sampling", "elicitation"))
+        host = Host(host.config, client_requests=("sampling", "elicitation"), expose=args.expose)
     try:  # each command starts the servers it needs
         return await COMMANDS[args.command](host, args)
     finally:

@@ -65,7 +65,11 @@ HOST_KEYS = {
     "separator": "between prefix and name (default __)",
     "prefixTools": "always (default) or collisions",
     "maxBackoff": "longest wait between restarts, seconds (default 30)",
+    "expose": "what the gateway serves: tools (default: every tool) or search (search_tools, describe_tools, call_tool)",
 }
+#: What a host's gateway can expose (:mod:`.discovery`); ``code`` is the next step of issue 32
+#: (not served yet).
+EXPOSE_MODES = ("tools", "search")
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _REVISION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -153,6 +157,7 @@ class HostConfig:
     separator: str = "__"
     prefix_tools: str = "always"
     max_backoff: float = 30.0
+    expose: str = "tools"
 
 
 def expand(value: str, server: str, key: str, environ: Mapping[str, str]) -> str:
@@ -318,6 +323,18 @@ def _check_top_level(raw: dict[str, Any], file: bool) -> None:
                           key="mcpServers")
 
 
+def check_expose(value: Any, where: str = "expose") -> str:
+    """``value`` if it is an expose mode; else a ValueError naming the accepted ones."""
+    if value in EXPOSE_MODES:
+        return str(value)
+    if value == "code":
+        raise ValueError(
+            f"{where}: code mode is not available yet (issue 32, in progress); use "
+            f"{' or '.join(repr(m) for m in EXPOSE_MODES)}"
+        )
+    raise ValueError(f"{where} must be one of {', '.join(repr(m) for m in EXPOSE_MODES)}, not {value!r}")
+
+
 def parse_config(raw: Any, environ: Mapping[str, str] | None = None, *, file: bool = False) -> HostConfig:
     """A :class:`HostConfig` from the JSON value of a configuration file (``mcpServers``,
     or VS Code's ``servers``, plus an optional ``host`` object), or, unless ``file`` (the
@@ -349,6 +366,11 @@ def parse_config(raw: Any, environ: Mapping[str, str] | None = None, *, file: bo
         options["prefix_tools"] = host_raw["prefixTools"]
     if "maxBackoff" in host_raw:
         options["max_backoff"] = _seconds(host_raw["maxBackoff"], "", "host.maxBackoff")
+    if "expose" in host_raw:
+        try:
+            options["expose"] = check_expose(host_raw["expose"], "host.expose")
+        except ValueError as error:
+            raise ConfigError(str(error).removeprefix("host.expose: ").removeprefix("host.expose "), key="host.expose") from None
     servers = {str(name): parse_server(str(name), entry, environ) for name, entry in servers_raw.items()}
     return HostConfig(servers=servers, **options)
 

@@ -29,6 +29,8 @@ from ..protocol.skills_client import SkillsClient
 from .apps import model_visible, ui_resource_for_tool
 from .changes import Change, ChangeHub, ChangeStream
 from .config import HostConfig, ServerConfig, load_config
+from .codemode import CodeLimits, CodeMode
+from .discovery import Discovery, SearchIndex, check_expose
 from .errors import InvalidArguments, ServerTimeout, ServerUnavailable, UnknownTool
 from .handlers import Forward, handler_class
 from .interceptors import CallContext, Interceptor, intercepted, interceptor_list
@@ -83,8 +85,13 @@ class Host:
         initial_backoff: float = 0.25,
         refresh_delay: float = 0.02,
         interceptors: Iterable[Interceptor] = (),
+        expose: str | None = None,
     ) -> None:
         self.config = load_config(config)
+        #: what :meth:`serve` serves: ``tools`` (every tool) or ``search`` (three tools,
+        #: :mod:`.discovery`); default: the configuration's ``host.expose``
+        self.expose = self.config.expose if expose is None else check_expose(expose)
+        self._search_index: tuple[Registry, SearchIndex] | None = None
         self.interceptors = interceptor_list(interceptors)
         self.package = importlib.import_module(package) if isinstance(package, str) else package
         self._request_hooks: dict[str, RequestHook] = {}
@@ -250,6 +257,18 @@ class Host:
         """The tools as function-calling definitions: ``openai``, ``anthropic``, ``gemini``;
         an MCP Apps tool only its UI may call (``_meta.ui.visibility: ["app"]``) is left out."""
         return function_definitions(model_visible(self.tools(include_unavailable=include_unavailable)), style)
+
+    def discovery(self) -> Discovery:
+        """Search and describe the tools (what search mode serves), for an application
+        running its own model loop: ``host.discovery().search("add a note")`` ->
+        ``list[ToolMatch]``; ``describe(names)`` -> the full definitions."""
+        return Discovery(self)
+
+    def code_mode(self, limits: CodeLimits | None = None) -> CodeMode:
+        """Run programs against the tools as a typed API (``await host.code_mode().run(code)``
+        -> :class:`~.codemode.CodeResult`): type-checked against the tools' signatures,
+        then run in a ``pydantic-monty`` sandbox within ``limits`` (the ``codemode`` extra)."""
+        return CodeMode(self, limits)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Per server: state, era, revision, transport, last error, restarts."""

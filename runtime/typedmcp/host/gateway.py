@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from ..engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, INVALID_PARAMS, CapabilityError, RpcError
+from ..protocol.access import AccessPolicy
 from ..protocol.capabilities import has_capability
 from ..protocol.feed import ChangeFeed
 from ..protocol.results import to_wire
@@ -34,6 +35,7 @@ from ..protocol.stubs import ToolError
 from ..stateless.scope import current_scope
 from ..stateless.server import StatelessServer
 from .changes import Change
+from .discovery import search_namespace
 from .errors import HostError, InvalidArguments, UnknownTool
 from .handlers import Forward
 from .parking import FORWARDED, ParkingLimits, ParkingLot, Start, wants_input
@@ -60,6 +62,9 @@ class GatewayHost(Protocol):
 
     @property
     def package(self) -> ModuleType: ...
+
+    @property
+    def expose(self) -> str: ...
 
     def status(self) -> dict[str, dict[str, Any]]: ...
 
@@ -163,14 +168,16 @@ def _parks(ctx: Any) -> bool:
 
 def gateway_handlers(
     host: GatewayHost, *, parking: ParkingLimits | None = None, every_method: bool = False,
-    park: bool = True,
+    park: bool = True, access_policy: AccessPolicy | None = None,
 ) -> Any:
     """A handler object (a ``ServerHandlers`` subclass of the host's package) serving the
     host's registry; methods exist for what the registry can offer (``every_method``: all
     of them, for a caller that decides itself, :mod:`.proxy`). ``parking`` bounds the
     calls of 2026-07-28 clients waiting for their input (the object's ``parked``);
     ``park=False`` parks none: the host's hooks answer a server's requests for such a
-    client (the proxy's handlers cannot return the input-required rounds)."""
+    client (the proxy's handlers cannot return the input-required rounds). In search mode
+    (``host.expose``) its tools are those of :mod:`.discovery`; an ``access_policy``
+    (exported names -> scopes) guards the tools per authenticated caller."""
     package = host.package
     base = importlib.import_module(f"{package.__name__}.server").ServerHandlers
     requests = importlib.import_module(f"{package.__name__}.dispatch").REQUESTS
@@ -241,8 +248,12 @@ def gateway_handlers(
         )
     if every_method or _offers(host, "completions"):
         namespace["complete"] = complete
+    if host.expose == "search":
+        namespace.update(search_namespace(host, call_tool))
     handlers = type("GatewayHandlers", (base,), namespace)()
     handlers.parked = lot
+    if access_policy is not None:
+        handlers.access_policy = access_policy
     return handlers
 
 
@@ -259,6 +270,7 @@ def gateway_options(host: GatewayHost, **options: Any) -> tuple[object, dict[str
     (:class:`~.parking.ParkingLimits`) bounds the calls waiting for 2026-07-28 clients."""
     feed = ChangeFeed()
     parking: ParkingLimits | None = options.pop("parking", None)
+    access_policy: AccessPolicy | None = options.pop("access_policy", None)
 
     def announce(change: Change) -> None:
         method = ANNOUNCE.get(change.kind)
@@ -269,7 +281,7 @@ def gateway_options(host: GatewayHost, **options: Any) -> tuple[object, dict[str
     options.setdefault("server_info", SERVER_INFO)
     options.setdefault("instructions", "One MCP server for the servers configured in an mcp-host.")
     return (
-        gateway_handlers(host, parking=parking),
+        gateway_handlers(host, parking=parking, access_policy=access_policy),
         # the host checks arguments against the same schemas: no second check here
         {"list_changed": ("tools", "resources", "prompts"), "changes": feed,
          "validate_tools": False, **options},
@@ -286,7 +298,7 @@ async def serve_stdio(host: GatewayHost, *, pass_through: bool = True, **options
 
     handlers, server_options, unsubscribe = gateway_options(host, **options)
     try:
-        if not pass_through:
+        if not pass_through or host.expose != "tools":  # (search mode: no direct calls)
             await run(handlers, **server_options)
             return
         limit = server_options.pop("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
