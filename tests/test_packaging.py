@@ -128,6 +128,7 @@ def test_runtime_wheel_ships_the_runtime_and_every_generated_package(runtime_whe
         "jsonschema>=4.23",
         "limits<6,>=5.0; extra == \"ratelimit\"",
         "opentelemetry-api>=1.27; extra == \"otel\"",
+        "pydantic-monty==1.4.0; extra == \"codemode\"",
         "pydantic<3,>=2.11",
         "pyjwt[crypto]>=2.10; extra == \"auth\"",
         "redis>=5.0; extra == \"ratelimit\"",

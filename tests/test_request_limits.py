@@ -536,6 +536,7 @@ async def test_the_gateways_relayed_calls_count_under_max_in_flight(reaper: Any,
 async def test_the_gateway_over_http_and_mcp_host_serve_take_the_limits(tmp_path: Path) -> None:
     class NoHost:  # what gateway_options reads of a host, for an app that never starts
         package = __import__("mcp_generated.v2026_07_28", fromlist=["x"])
+        expose = "tools"
 
         def on_change(self, callback: Any) -> Any:
             return lambda: None

@@ -79,7 +79,7 @@ class SessionTable(MutableMapping[str, HttpSession]):
         """Add ``session`` as the most recently used one (of everyone's and its owner's)."""
         if session_id in self._by_use:
             del self[session_id]
-        key = _owner_key(session.owner)
+        key = owner_key(session.owner)
         session.last_seen = self.clock()
         self._by_use[session_id] = session
         self._by_owner.setdefault(key, OrderedDict())[session_id] = session
@@ -105,12 +105,12 @@ class SessionTable(MutableMapping[str, HttpSession]):
 
     def count_of(self, owner: Any) -> int:
         """How many sessions ``owner`` holds."""
-        own = self._by_owner.get(_owner_key(owner))
+        own = self._by_owner.get(owner_key(owner))
         return len(own) if own is not None else 0
 
     def owned_by(self, owner: Any) -> list[HttpSession]:
         """``owner``'s sessions, least recently used first."""
-        own = self._by_owner.get(_owner_key(owner))
+        own = self._by_owner.get(owner_key(owner))
         return list(own.values()) if own is not None else []
 
     def take_expired(self, idle_timeout: float) -> list[HttpSession]:
@@ -138,7 +138,7 @@ class SessionTable(MutableMapping[str, HttpSession]):
 
     def least_recently_used_idle_of(self, owner: Any) -> HttpSession | None:
         """The same among ``owner``'s sessions."""
-        return self._first_idle(self._by_owner.get(_owner_key(owner)))
+        return self._first_idle(self._by_owner.get(owner_key(owner)))
 
     def _first_idle(self, order: OrderedDict[str, HttpSession] | None) -> HttpSession | None:
         now: float | None = None
@@ -153,7 +153,7 @@ class SessionTable(MutableMapping[str, HttpSession]):
         return None
 
 
-def _owner_key(owner: Any) -> Any:
+def owner_key(owner: Any) -> Any:
     """``owner`` as a dict key: itself if it can be hashed, else its ``repr``."""
     try:
         hash(owner)

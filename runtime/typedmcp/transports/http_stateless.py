@@ -72,6 +72,7 @@ from ..stateless.server import StatelessServer
 from ..protocol.middleware import stateless_context
 from ..protocol.skills import SKILL_METHODS, served_skills
 from ..stateless.tasks import TASK_ID, TASK_METHODS
+from .http_shared import owner_key
 from .asgi import SSE_HEADERS, Receive, Send, disconnected, error_code, respond, respond_error
 
 logger = logging.getLogger("typedmcp")
@@ -159,6 +160,7 @@ class ModernEndpoint:
         meta = params["_meta"]
         streaming = method == LISTEN or LOG_LEVEL_KEY in meta or "progressToken" in meta
         running = self._running
+        owner = owner_key(owner)  # a principal may be unhashable (a verifier's dict of claims)
         busy = running.get(owner, 0)
         if busy >= self.max_in_flight:
             refusal = too_many_in_flight(busy, self.max_in_flight, "this client")
