@@ -8,7 +8,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +90,19 @@ async def wait_state(host: Host, stream: Any, server: str, state: str) -> None:
 def text_of(result: Any) -> str:
     """The text of a tool result's first block."""
     return str(result.content[0].text)
+
+
+@contextlib.asynccontextmanager
+async def serving_http(host: Host, limit: float = LIMIT, **options: Any) -> AsyncIterator[int]:
+    """``host``'s gateway served over Streamable HTTP on a free port (yields the port),
+    stopped after the block."""
+    listening: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    serving = asyncio.ensure_future(host.serve(http=("127.0.0.1", 0), ready=listening.set_result, **options))
+    try:
+        await asyncio.wait({listening, serving}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        assert listening.done(), "the gateway did not start listening"
+        yield listening.result()
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving

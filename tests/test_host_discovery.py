@@ -7,7 +7,6 @@ and the host fixture server, which can change its list); the official SDK client
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import subprocess
@@ -19,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import free_port, stop_process, wait_listening
-from host_support import LIMIT, REPO, WEATHER_SERVER, fixture, reaper, stdio, text_of, wait_for_change
+from host_support import LIMIT, REPO, WEATHER_SERVER, fixture, reaper, serving_http, stdio, text_of, wait_for_change
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -146,16 +145,8 @@ async def search_gateway(**options: Any) -> AsyncIterator[tuple[Host, int]]:
     here: that helper's ``auth`` is a flag for its own verifier)."""
     async with Host(catalog(expose="search"), client_requests=("sampling", "elicitation")) as host:
         assert host.expose == "search"
-        listening: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        serving = asyncio.ensure_future(host.serve(http=("127.0.0.1", 0), ready=listening.set_result, **options))
-        try:
-            await asyncio.wait({listening, serving}, timeout=LIMIT, return_when=asyncio.FIRST_COMPLETED)
-            assert listening.done(), "the gateway did not start listening"
-            yield host, listening.result()
-        finally:
-            serving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await serving
+        async with serving_http(host, LIMIT, **options) as port:
+            yield host, port
 
 
 async def exercise(session: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from host_support import MODERN_SERVER, REPO, reaper, stdio, text_of
+from host_support import MODERN_SERVER, REPO, reaper, serving_http, stdio, text_of
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from test_hardening_stateless import PRM, answer, call, verify
@@ -91,20 +91,10 @@ async def gateway(config: dict[str, Any], *, auth: bool = False, **options: Any)
     async with Host(config, client_requests=("sampling", "elicitation"), **host_options) as host:
         for name, status in host.status().items():
             assert status["state"] == "ready", (name, status)
-        listening: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         if auth:
             options["auth"] = BearerAuth(verify, PRM)
-        serving = asyncio.ensure_future(
-            host.serve(http=("127.0.0.1", 0), ready=listening.set_result, **options)
-        )
-        try:
-            await asyncio.wait({listening, serving}, timeout=LIMIT, return_when=asyncio.FIRST_COMPLETED)
-            assert listening.done(), "the gateway did not start listening"
-            yield host, listening.result()
-        finally:
-            serving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await serving
+        async with serving_http(host, LIMIT, **options) as port:
+            yield host, port
 
 
 def url(port: int) -> str:

@@ -25,47 +25,32 @@ NEWEST_INTERFACE: Final[int] = 2
 #: The oldest level it still serves.
 OLDEST_INTERFACE: Final[int] = 1
 
-#: Level -> module -> the names generated code of that level imports from it.
+#: Level 1: module -> the names generated code imports from it.
+_LEVEL_1: Final[dict[str, frozenset[str]]] = {
+    "typedmcp.protocol.compat": frozenset({"require_runtime"}),
+    "typedmcp.protocol.model": frozenset({"MCPModel"}),
+    "typedmcp.protocol.spec": frozenset(
+        {"Direction", "Gate", "NotificationSpec", "RequestSpec", "Variant"}
+    ),
+    "typedmcp.protocol.stubs": frozenset(
+        {
+            "ClientHandlersBase",
+            "MethodNotFound",
+            "Outbound",
+            "RequestContext",
+            "ServerHandlersBase",
+            "model_params",
+            "wire_params",
+        }
+    ),
+}
+
+#: Level -> module -> the names generated code of that level imports from it. Level 2:
+#: level 1, and the client's send methods take on_progress= (ProgressCallback), which they
+#: pass to Outbound.send_with_progress.
 INTERFACE: Final[dict[int, dict[str, frozenset[str]]]] = {
-    1: {
-        "typedmcp.protocol.compat": frozenset({"require_runtime"}),
-        "typedmcp.protocol.model": frozenset({"MCPModel"}),
-        "typedmcp.protocol.spec": frozenset(
-            {"Direction", "Gate", "NotificationSpec", "RequestSpec", "Variant"}
-        ),
-        "typedmcp.protocol.stubs": frozenset(
-            {
-                "ClientHandlersBase",
-                "MethodNotFound",
-                "Outbound",
-                "RequestContext",
-                "ServerHandlersBase",
-                "model_params",
-                "wire_params",
-            }
-        ),
-    },
-    # 2: send methods of the client take on_progress= (ProgressCallback), which they pass
-    # to Outbound.send_with_progress
-    2: {
-        "typedmcp.protocol.compat": frozenset({"require_runtime"}),
-        "typedmcp.protocol.model": frozenset({"MCPModel"}),
-        "typedmcp.protocol.spec": frozenset(
-            {"Direction", "Gate", "NotificationSpec", "RequestSpec", "Variant"}
-        ),
-        "typedmcp.protocol.stubs": frozenset(
-            {
-                "ClientHandlersBase",
-                "MethodNotFound",
-                "Outbound",
-                "ProgressCallback",
-                "RequestContext",
-                "ServerHandlersBase",
-                "model_params",
-                "wire_params",
-            }
-        ),
-    },
+    1: _LEVEL_1,
+    2: {**_LEVEL_1, "typedmcp.protocol.stubs": _LEVEL_1["typedmcp.protocol.stubs"] | {"ProgressCallback"}},
 }
 
 
