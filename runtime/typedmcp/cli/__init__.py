@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .terminal import terminal_text
+
 OK, BAD_INPUT, SERVER_FAILED = 0, 2, 3
 INTERRUPTED = 130  # as a shell reports SIGINT
 COMMANDS = ("run", "inspect", "install")
@@ -74,7 +76,7 @@ def add_commands(commands: Any) -> None:
 
 
 def _say(prog: str, message: str) -> None:
-    print(f"{prog}: {message}", file=sys.stderr, flush=True)
+    print(f"{prog}: {terminal_text(message, lines=True)}", file=sys.stderr, flush=True)
 
 
 def run_command(args: argparse.Namespace, prog: str = "mcp-host") -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.jsonrpc import CapabilityError, RpcError
 from ..protocol.results import to_wire
+from .terminal import terminal_text
 
 #: The lists read, in order: (what the report calls them, the client method, the result key).
 LISTS = (
@@ -81,14 +82,14 @@ async def inspect_server(target: str, *, stdio: bool = False, protocol: str = "a
 
 def _first_line(text: Any) -> str:
     lines = str(text or "").strip().splitlines()
-    return lines[0][:80] if lines else ""
+    return terminal_text(lines[0][:80]) if lines else ""
 
 
 def describe(report: dict[str, Any]) -> str:
     """The report as text, one line per item."""
     server = report["server"]
     lines = [
-        f"server:    {server.get('name', '?')} {server.get('version', '')}".rstrip(),
+        f"server:    {terminal_text(server.get('name', '?'))} {terminal_text(server.get('version', ''))}".rstrip(),
         f"era:       {report['era']} (revision {report['revision']})",
     ]
     if report.get("instructions"):
@@ -99,7 +100,7 @@ def describe(report: dict[str, Any]) -> str:
         lines.append(f"\n{label} ({len(items)}):")
         for item in items:
             about = _first_line(item.get("description") or item.get("title") or "")
-            lines.append(f"  {item.get(key, '?')}" + (f"  - {about}" if about else ""))
+            lines.append(f"  {terminal_text(item.get(key, '?'))}" + (f"  - {about}" if about else ""))
     return "\n".join(lines)
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import cli as developer
+from ..cli.terminal import terminal_text
 from ..engine import loops
 from ..engine.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.errors import HttpError
@@ -58,7 +59,7 @@ EXIT_CODES = """exit codes:
 
 
 def _say(message: str) -> None:
-    print(f"mcp-host: {message}", file=sys.stderr, flush=True)
+    print(f"mcp-host: {terminal_text(message, lines=True)}", file=sys.stderr, flush=True)
 
 
 def _report_failures(host: Host, config_path: str) -> dict[str, str]:
@@ -70,10 +71,12 @@ def _report_failures(host: Host, config_path: str) -> dict[str, str]:
 
 
 def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    """Rows as aligned columns; what a server sent is escaped (:func:`terminal_text`)."""
+    safe = [[terminal_text(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in safe) for i in range(len(safe[0]))]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
+        for row in safe
     )
 
 
@@ -192,7 +195,7 @@ def _arguments(text: str) -> dict[str, Any] | None:
 
 def _progress(note: Any) -> None:
     total = f"/{note.total:g}" if note.total is not None else ""
-    message = f" {note.message}" if note.message else ""
+    message = f" {terminal_text(note.message)}" if note.message else ""
     print(f"progress: {note.progress:g}{total}{message}", file=sys.stderr, flush=True)
 
 
